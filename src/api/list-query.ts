@@ -1,0 +1,90 @@
+import { InvalidJobError } from "../core/errors.js";
+import { isJobId } from "../core/ids.js";
+import { JOB_STATUSES, type Job, type JobStatus } from "../core/job.js";
+import { parseDueTime } from "../core/time-input.js";
+import { rejectUnknownFields, requireObject } from "../core/validate.js";
+
+/** Filters and paging of `list`. */
+export interface ListQuery {
+  /** One status or several. Default: all. */
+  readonly status?: JobStatus | readonly JobStatus[];
+  /** Due at or after (epoch ms, Date or ISO time). */
+  readonly dueFrom?: number | Date | string;
+  /** Due before (exclusive). */
+  readonly dueTo?: number | Date | string;
+  /** From a previous page's `nextCursor`. */
+  readonly cursor?: string;
+  /** Page size, 1 to 1000. Default 50. */
+  readonly limit?: number;
+  readonly tenant?: string;
+}
+
+export interface ParsedListQuery {
+  readonly filter: {
+    statuses?: JobStatus[];
+    dueFrom?: number;
+    dueTo?: number;
+    tenant?: string;
+  };
+  readonly cursor?: string;
+  readonly limit: number;
+}
+
+const FIELDS = ["status", "dueFrom", "dueTo", "cursor", "limit", "tenant"];
+
+export function parseListQuery(raw: unknown, now: number): ParsedListQuery {
+  const q = requireObject(raw, "query");
+  rejectUnknownFields(q, FIELDS, "");
+  const filter: ParsedListQuery["filter"] = {};
+  if (q.status !== undefined) {
+    const list = Array.isArray(q.status) ? q.status : [q.status];
+    for (const s of list) {
+      if (!JOB_STATUSES.includes(s as JobStatus)) {
+        throw new InvalidJobError("status", `one of ${JOB_STATUSES.join(", ")}`, s);
+      }
+    }
+    filter.statuses = list as JobStatus[];
+  }
+  if (q.dueFrom !== undefined) filter.dueFrom = parseDueTime(q.dueFrom, { now, field: "dueFrom" });
+  if (q.dueTo !== undefined) filter.dueTo = parseDueTime(q.dueTo, { now, field: "dueTo" });
+  if (q.tenant !== undefined) {
+    if (typeof q.tenant !== "string") throw new InvalidJobError("tenant", "a string", q.tenant);
+    filter.tenant = q.tenant;
+  }
+  let limit = 50;
+  if (q.limit !== undefined) {
+    if (
+      typeof q.limit !== "number" ||
+      !Number.isInteger(q.limit) ||
+      q.limit < 1 ||
+      q.limit > 1000
+    ) {
+      throw new InvalidJobError("limit", "an integer from 1 to 1000", q.limit);
+    }
+    limit = q.limit;
+  }
+  if (q.cursor !== undefined) {
+    if (typeof q.cursor !== "string")
+      throw new InvalidJobError("cursor", "a cursor string", q.cursor);
+    decodeCursor(q.cursor);
+    return { filter, cursor: q.cursor, limit };
+  }
+  return { filter, limit };
+}
+
+/** Opaque cursor: base64url of the last (dueAt, id) position. */
+export function encodeCursor(job: Pick<Job, "dueAt" | "id">): string {
+  return Buffer.from(JSON.stringify([job.dueAt, job.id])).toString("base64url");
+}
+
+export function decodeCursor(cursor: string): { dueAt: number; id: string } {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
+    if (Array.isArray(v) && Number.isInteger(v[0]) && isJobId(v[1])) {
+      return { dueAt: v[0] as number, id: v[1] };
+    }
+  } catch {
+    // fall through to the error below
+  }
+  throw new InvalidJobError("cursor", "a cursor returned by a previous page", cursor);
+}

@@ -1,0 +1,378 @@
+import { EventEmitter } from "node:events";
+import { bucketOf } from "../core/buckets.js";
+import type { Clock } from "../core/clock.js";
+import { InvalidJobError } from "../core/errors.js";
+import { createIdGenerator } from "../core/ids.js";
+import type { Job, JobStatus } from "../core/job.js";
+import { validateScheduleInput, type ScheduleInput } from "../core/schedule-input.js";
+import { parseDueTime } from "../core/time-input.js";
+import type { BucketCount, CancelResult, RescheduleResult, Store } from "../store/store.js";
+import { Dispatcher, type DispatchOutcome, type Handler } from "../engine/dispatcher.js";
+import { LeaseSweeper } from "../engine/lease-sweeper.js";
+import type { Logger } from "../engine/logger.js";
+import { resolveOptions, type ResolvedOptions, type SchedulerOptions } from "../engine/options.js";
+import { Retention } from "../engine/retention.js";
+import { Settler } from "../engine/settler.js";
+import { Watcher } from "../engine/watcher.js";
+import { WheelDriver } from "../engine/wheel-driver.js";
+import { decodeCursor, encodeCursor, parseListQuery, type ListQuery } from "./list-query.js";
+import { LatenessRecorder, type LatenessSummary } from "./lateness.js";
+
+/** What `schedule` resolves to. */
+export interface ScheduleResult {
+  readonly job: Job;
+  /** False when the idempotency key matched a live job, which is returned instead. */
+  readonly created: boolean;
+}
+
+export interface ListPage {
+  readonly jobs: Job[];
+  /** Pass back as `cursor` for the next page; null on the last page. */
+  readonly nextCursor: string | null;
+}
+
+export interface SchedulerStats {
+  readonly counts: Record<JobStatus, number>;
+  /** Pending jobs per bucket, overdue buckets included, up to `buckets` ahead of now. */
+  readonly buckets: BucketCount[];
+  readonly bucketWidthMs: number;
+  /** Lateness of jobs fired by this process since it started. */
+  readonly lateness: LatenessSummary;
+  /** Jobs claimed by this process and not yet settled. */
+  readonly inFlight: number;
+}
+
+/** Events a Scheduler emits, each after the outcome is recorded in the store. */
+export interface SchedulerEvents {
+  fired: [{ job: Job; latenessMs: number; result: unknown }];
+  failed: [{ job: Job; latenessMs: number; error: string; retryAt: number }];
+  dead: [{ job: Job; latenessMs: number; error: string }];
+  expired: [{ job: Job; latenessMs: number }];
+}
+
+/**
+ * The library's entry point: schedule and manage jobs in a store, and (after `start`) fire
+ * them with registered handlers.
+ */
+export class Scheduler extends EventEmitter<SchedulerEvents> {
+  readonly options: ResolvedOptions;
+  private readonly store: Store;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly newId: () => string;
+  private readonly handlers = new Map<string, Handler>();
+  private readonly lateness = new LatenessRecorder();
+  private readonly settler: Settler;
+  private readonly dispatcher: Dispatcher;
+  private readonly wheel: WheelDriver;
+  private readonly watcher: Watcher;
+  private readonly sweeper: LeaseSweeper;
+  private readonly retention: Retention;
+  private unsubscribe: (() => void) | null = null;
+  private started = false;
+
+  constructor(options: SchedulerOptions) {
+    super();
+    this.options = resolveOptions(options);
+    const o = this.options;
+    this.store = o.store;
+    this.clock = o.clock;
+    this.logger = o.logger;
+    this.newId = createIdGenerator(() => this.clock.now());
+    this.settler = new Settler(this.store, this.clock, this.logger);
+    this.dispatcher = new Dispatcher({
+      clock: this.clock,
+      logger: this.logger,
+      settler: this.settler,
+      handlers: this.handlers,
+      concurrency: o.concurrency,
+      handlerTimeoutMs: o.handlerTimeoutMs,
+      backoff: { baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs },
+      bucketWidthMs: this.store.bucketWidthMs,
+      onOutcome: (outcome) => this.report(outcome),
+      onCapacity: () => this.watcher.capacityFreed(),
+    });
+    this.wheel = new WheelDriver(this.clock, (jobs) => {
+      for (const j of jobs) this.dispatcher.submit(j);
+    });
+    this.watcher = new Watcher({
+      store: this.store,
+      clock: this.clock,
+      logger: this.logger,
+      options: o,
+      held: () => this.wheel.size + this.dispatcher.load,
+      onClaimed: (jobs) => this.wheel.add(jobs),
+    });
+    this.sweeper = new LeaseSweeper({
+      store: this.store,
+      clock: this.clock,
+      logger: this.logger,
+      intervalMs: o.leaseSweepIntervalMs,
+      onRequeued: () => this.watcher.wakeFor(this.clock.now()),
+    });
+    this.retention = new Retention({
+      store: this.store,
+      clock: this.clock,
+      logger: this.logger,
+      retentionMs: o.retentionMs,
+      intervalMs: o.retentionIntervalMs,
+    });
+  }
+
+  /** Registers the handler for jobs whose target is `name`. */
+  handle(name: string, handler: Handler): this {
+    if (typeof name !== "string" || name === "") {
+      throw new InvalidJobError("name", "a non-empty handler name", name);
+    }
+    if (typeof handler !== "function") throw new InvalidJobError("handler", "a function", handler);
+    this.handlers.set(name, handler);
+    return this;
+  }
+
+  /** Schedules one job. Resolves to the stored job (or the live job holding its key). */
+  async schedule(input: ScheduleInput): Promise<ScheduleResult> {
+    const [result] = await this.insert([input], "");
+    return result!;
+  }
+
+  /**
+   * Schedules many jobs in one transaction: all are validated first (an error names the
+   * item, e.g. `jobs[3].dueAt`) and either all are stored or none.
+   */
+  async scheduleMany(inputs: readonly ScheduleInput[]): Promise<ScheduleResult[]> {
+    if (!Array.isArray(inputs)) throw new InvalidJobError("jobs", "an array of jobs", inputs);
+    return this.insert(inputs, "jobs");
+  }
+
+  private async insert(inputs: readonly unknown[], prefix: string): Promise<ScheduleResult[]> {
+    const now = this.clock.now();
+    const ctx = {
+      now,
+      newId: this.newId,
+      bucketWidthMs: this.store.bucketWidthMs,
+      shardCount: this.store.shardCount,
+      defaultTenant: this.options.defaultTenant,
+      defaultMaxAttempts: this.options.maxAttempts,
+      maxPayloadBytes: this.options.maxPayloadBytes,
+      maxPastMs: this.options.maxPastMs,
+    };
+    const jobs = inputs.map((raw, i) =>
+      validateScheduleInput(raw, { ...ctx, fieldPrefix: prefix === "" ? "" : `${prefix}[${i}].` }),
+    );
+    if (jobs.length === 0) return [];
+    const results = await this.store.jobsInsert({ jobs, now });
+    if (this.started) {
+      let earliest = Infinity;
+      for (const r of results) if (r.created) earliest = Math.min(earliest, r.job.dueAt);
+      if (earliest !== Infinity) this.watcher.wakeFor(earliest);
+    }
+    return results;
+  }
+
+  /** One job, or null. With `tenant`, another tenant's job is null too. */
+  async get(id: string, opts: { tenant?: string } = {}): Promise<Job | null> {
+    if (typeof id !== "string") throw new InvalidJobError("id", "a job id string", id);
+    return this.store.jobGet({ id, ...opts });
+  }
+
+  /** A page of jobs in due order; filters by status and due range. */
+  async list(query: ListQuery = {}): Promise<ListPage> {
+    const q = parseListQuery(query, this.clock.now());
+    const jobs = await this.store.jobsList({
+      ...q.filter,
+      ...(q.cursor === undefined ? {} : { after: decodeCursor(q.cursor) }),
+      limit: q.limit + 1,
+    });
+    const more = jobs.length > q.limit;
+    const page = more ? jobs.slice(0, q.limit) : jobs;
+    const last = page[page.length - 1];
+    return { jobs: page, nextCursor: more && last ? encodeCursor(last) : null };
+  }
+
+  /**
+   * Cancels a pending job: `cancelled`; `too-late` when it is firing or finished (the result
+   * carries it); `not-found`.
+   */
+  async cancel(id: string, opts: { tenant?: string } = {}): Promise<CancelResult> {
+    if (typeof id !== "string") throw new InvalidJobError("id", "a job id string", id);
+    return this.store.jobCancel({ id, now: this.clock.now(), ...opts });
+  }
+
+  /**
+   * Moves a pending job to a new due time (snooze). With `expectedVersion` it applies only if
+   * nobody changed the job since. Outcomes: rescheduled, too-late, version-conflict, not-found.
+   */
+  async reschedule(
+    id: string,
+    dueAt: number | Date | string,
+    opts: { tenant?: string; expectedVersion?: number; timeZone?: string } = {},
+  ): Promise<RescheduleResult> {
+    return this.move("reschedule", id, dueAt, opts);
+  }
+
+  /** Puts a dead job back to pending, due at `dueAt` (default now), with fresh attempts. */
+  async retry(
+    id: string,
+    opts: { tenant?: string; expectedVersion?: number; dueAt?: number | Date | string } = {},
+  ): Promise<RescheduleResult> {
+    return this.move("retry", id, opts.dueAt ?? this.clock.now(), opts);
+  }
+
+  private async move(
+    kind: "reschedule" | "retry",
+    id: string,
+    dueAtInput: number | Date | string,
+    opts: { tenant?: string; expectedVersion?: number; timeZone?: string },
+  ): Promise<RescheduleResult> {
+    if (typeof id !== "string") throw new InvalidJobError("id", "a job id string", id);
+    const now = this.clock.now();
+    const dueAt = parseDueTime(dueAtInput, {
+      now,
+      ...(opts.timeZone === undefined ? {} : { timeZone: opts.timeZone }),
+    });
+    if (opts.expectedVersion !== undefined && !Number.isInteger(opts.expectedVersion)) {
+      throw new InvalidJobError("expectedVersion", "an integer", opts.expectedVersion);
+    }
+    const params = {
+      id,
+      dueAt,
+      bucket: bucketOf(dueAt, this.store.bucketWidthMs),
+      now,
+      ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
+      ...(opts.expectedVersion === undefined ? {} : { expectedVersion: opts.expectedVersion }),
+    };
+    const r =
+      kind === "reschedule"
+        ? await this.store.jobReschedule(params)
+        : await this.store.jobRetry(params);
+    if (r.outcome === "rescheduled" && this.started) this.watcher.wakeFor(dueAt);
+    return r;
+  }
+
+  /** Counts by state, the pending histogram by bucket, lateness and in-flight work. */
+  async stats(opts: { tenant?: string; buckets?: number } = {}): Promise<SchedulerStats> {
+    const width = this.store.bucketWidthMs;
+    // Overdue buckets still holding work are included: they are the catch-up backlog.
+    const to = bucketOf(this.clock.now(), width) + width * (opts.buckets ?? 48);
+    const tenant = opts.tenant === undefined ? {} : { tenant: opts.tenant };
+    const [counts, buckets] = await Promise.all([
+      this.store.jobsCountByStatus(tenant),
+      this.store.bucketsCounts({ from: 0, to, ...tenant }),
+    ]);
+    return {
+      counts,
+      buckets,
+      bucketWidthMs: width,
+      lateness: this.lateness.summary(),
+      inFlight: this.wheel.size + this.dispatcher.load,
+    };
+  }
+
+  /** Starts firing: the watcher, the lease sweeper and retention. */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.unsubscribe = this.store.onEarlierDue?.((dueAt) => this.watcher.wakeFor(dueAt)) ?? null;
+    this.watcher.start();
+    this.sweeper.start();
+    this.retention.start();
+  }
+
+  /**
+   * Stops claiming, hands back claimed jobs that have not started (pending again, attempt
+   * not counted), waits up to `timeoutMs` for running handlers, then records their outcomes.
+   * Handlers still running after the timeout are aborted; their jobs come back when the
+   * lease runs out.
+   */
+  async stop(opts: { timeoutMs?: number } = {}): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    await Promise.all([this.watcher.stop(), this.sweeper.stop(), this.retention.stop()]);
+    const unstarted = [...this.wheel.drain(), ...this.dispatcher.takeQueued()];
+    if (unstarted.length > 0) {
+      const now = this.clock.now();
+      await Promise.all(
+        unstarted.map((j) =>
+          this.settler.settle({ id: j.id, fence: j.fence, firedAt: now, outcome: "release" }),
+        ),
+      );
+    }
+    const timeoutMs = opts.timeoutMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      this.dispatcher.idle().then(() => true),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(false), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!drained) {
+      this.logger.warn({ timeoutMs }, "handlers still running at stop; aborting them");
+      this.dispatcher.abortRunning();
+    }
+    await this.settler.flush();
+  }
+
+  /** Stops (as `stop`) and closes the store. */
+  async close(opts: { timeoutMs?: number } = {}): Promise<void> {
+    await this.stop(opts);
+    await this.store.close();
+  }
+
+  /** Runs one watcher pass now (tests and tools); returns what it did. */
+  runOnce(): ReturnType<Watcher["runOnce"]> {
+    return this.watcher.runOnce();
+  }
+
+  /** Sweeps expired leases now. */
+  sweepLeases(): ReturnType<LeaseSweeper["runOnce"]> {
+    return this.sweeper.runOnce();
+  }
+
+  /** Runs retention now; resolves to the number of jobs removed. */
+  purgeHistory(): Promise<number> {
+    return this.retention.runOnce();
+  }
+
+  /** Resolves when nothing claimed by this process is still waiting or running. */
+  async idle(): Promise<void> {
+    while (this.wheel.size + this.dispatcher.load > 0) {
+      await this.dispatcher.idle();
+      await new Promise((r) => setImmediate(r));
+    }
+    await this.settler.flush();
+  }
+
+  private report(o: DispatchOutcome): void {
+    if (o.kind === "fired" || o.kind === "failed" || o.kind === "dead")
+      this.lateness.record(o.latenessMs);
+    if (!o.applied) {
+      this.logger.warn(
+        { id: o.job.id, kind: o.kind },
+        "outcome not recorded: the claim was lost (lease expired)",
+      );
+      return;
+    }
+    switch (o.kind) {
+      case "fired":
+        this.emit("fired", { job: o.job, latenessMs: o.latenessMs, result: o.result });
+        break;
+      case "failed":
+        this.emit("failed", {
+          job: o.job,
+          latenessMs: o.latenessMs,
+          error: o.error,
+          retryAt: o.retryAt,
+        });
+        break;
+      case "dead":
+        this.emit("dead", { job: o.job, latenessMs: o.latenessMs, error: o.error });
+        break;
+      case "expired":
+        this.emit("expired", { job: o.job, latenessMs: o.latenessMs });
+        break;
+    }
+  }
+}

@@ -1,0 +1,75 @@
+/** Base class of every error duetime throws on purpose. */
+export class DuetimeError extends Error {
+  override readonly name: string = "DuetimeError";
+}
+
+/**
+ * Bad input. `field` names the offending field (dotted path), `expected` says what was
+ * wanted and `received` shows what came in, so the same error reads well in the library,
+ * the HTTP API, the MCP tools and the CLI.
+ */
+export class InvalidJobError extends DuetimeError {
+  override readonly name = "InvalidJobError";
+  constructor(
+    readonly field: string,
+    readonly expected: string,
+    readonly received: unknown,
+  ) {
+    super(`${field}: expected ${expected}, received ${describeReceived(received)}`);
+  }
+}
+
+export class JobNotFoundError extends DuetimeError {
+  override readonly name = "JobNotFoundError";
+  constructor(readonly id: string) {
+    super(`job ${id} not found`);
+  }
+}
+
+/** The job changed since the version the caller read (optimistic concurrency). */
+export class VersionConflictError extends DuetimeError {
+  override readonly name = "VersionConflictError";
+  constructor(
+    readonly id: string,
+    readonly expectedVersion: number,
+    readonly actualVersion: number,
+  ) {
+    super(`job ${id} is at version ${actualVersion}, expected ${expectedVersion}`);
+  }
+}
+
+/** The job is no longer pending: it is firing or has finished. */
+export class JobNotPendingError extends DuetimeError {
+  override readonly name = "JobNotPendingError";
+  constructor(
+    readonly id: string,
+    readonly status: string,
+  ) {
+    super(`job ${id} is ${status}, not pending`);
+  }
+}
+
+/** Options given to a component are invalid. */
+export class InvalidOptionError extends DuetimeError {
+  override readonly name = "InvalidOptionError";
+  constructor(
+    readonly option: string,
+    readonly expected: string,
+    readonly received: unknown,
+  ) {
+    super(`option ${option}: expected ${expected}, received ${describeReceived(received)}`);
+  }
+}
+
+export function describeReceived(value: unknown): string {
+  if (value === undefined) return "undefined";
+  if (value === null) return "null";
+  if (typeof value === "string") {
+    const shown = value.length > 60 ? `${value.slice(0, 57)}...` : value;
+    return JSON.stringify(shown);
+  }
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (Array.isArray(value)) return `an array of ${value.length}`;
+  if (typeof value === "object") return "an object";
+  return typeof value;
+}

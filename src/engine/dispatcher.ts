@@ -1,0 +1,177 @@
+import type { Clock, TimerHandle } from "../core/clock.js";
+import { bucketOf } from "../core/buckets.js";
+import type { Job, JsonValue } from "../core/job.js";
+import type { Settlement } from "../store/store.js";
+import { backoffDelay } from "./backoff.js";
+import type { Logger } from "./logger.js";
+import type { Settler } from "./settler.js";
+
+/** What a handler receives besides the job. */
+export interface HandlerContext {
+  /** Aborted when the handler runs past `handlerTimeoutMs` or the scheduler stops hard. */
+  readonly signal: AbortSignal;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  /** How late the job started, in ms (never negative). */
+  readonly latenessMs: number;
+}
+
+/** Runs a job. What it resolves to is kept as the job's result; a throw is a failed attempt. */
+export type Handler = (
+  job: Job,
+  ctx: HandlerContext,
+) => Promise<JsonValue | void> | JsonValue | void;
+
+/** What happened to a job, reported to the scheduler's events once recorded. */
+export type DispatchOutcome =
+  | { kind: "fired"; job: Job; latenessMs: number; result: JsonValue | null; applied: boolean }
+  | {
+      kind: "failed";
+      job: Job;
+      latenessMs: number;
+      error: string;
+      retryAt: number;
+      applied: boolean;
+    }
+  | { kind: "dead"; job: Job; latenessMs: number; error: string; applied: boolean }
+  | { kind: "expired"; job: Job; latenessMs: number; applied: boolean };
+
+export interface DispatcherDeps {
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly settler: Settler;
+  readonly handlers: ReadonlyMap<string, Handler>;
+  readonly concurrency: number;
+  readonly handlerTimeoutMs: number;
+  readonly backoff: { baseMs: number; maxMs: number };
+  readonly bucketWidthMs: number;
+  readonly onOutcome: (o: DispatchOutcome) => void;
+  /** Called when a job leaves the dispatcher (capacity freed). */
+  readonly onCapacity: () => void;
+}
+
+/**
+ * Fires due jobs with a concurrency limit: looks up the handler by the job's target,
+ * applies the misfire policy, runs it with a timeout, and settles the outcome (success,
+ * retry with backoff and jitter, dead, expired) through the settler.
+ */
+export class Dispatcher {
+  private readonly queue: Job[] = [];
+  private running = 0;
+  private readonly idleWaiters: (() => void)[] = [];
+  private readonly stopController = new AbortController();
+
+  constructor(private readonly d: DispatcherDeps) {}
+
+  /** Jobs queued or running. */
+  get load(): number {
+    return this.queue.length + this.running;
+  }
+
+  submit(job: Job): void {
+    this.queue.push(job);
+    this.pump();
+  }
+
+  /** Takes back jobs not yet started (to release their claims when stopping). */
+  takeQueued(): Job[] {
+    return this.queue.splice(0, this.queue.length);
+  }
+
+  /** Resolves when nothing runs. */
+  idle(): Promise<void> {
+    if (this.running === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Aborts the signal of every running handler. */
+  abortRunning(): void {
+    this.stopController.abort(new Error("scheduler stopped"));
+  }
+
+  private pump(): void {
+    while (this.running < this.d.concurrency && this.queue.length > 0) {
+      const job = this.queue.shift()!;
+      this.running++;
+      void this.run(job).finally(() => {
+        this.running--;
+        this.d.onCapacity();
+        this.pump();
+        if (this.running === 0) for (const w of this.idleWaiters.splice(0)) w();
+      });
+    }
+  }
+
+  private async run(job: Job): Promise<void> {
+    const start = this.d.clock.now();
+    const latenessMs = Math.max(0, start - job.dueAt);
+    const base = { id: job.id, fence: job.fence, firedAt: start };
+    if (job.expireAfterMs !== null && latenessMs > job.expireAfterMs) {
+      const applied = await this.d.settler.settle({
+        ...base,
+        outcome: "expired",
+        error: `claimed ${latenessMs} ms after its due time, beyond expireAfterMs ${job.expireAfterMs}`,
+      });
+      this.d.onOutcome({ kind: "expired", job, latenessMs, applied });
+      return;
+    }
+    const handler = this.d.handlers.get(job.target);
+    let result: JsonValue | null = null;
+    let error: string | null = null;
+    if (!handler) {
+      error = `no handler registered for target ${JSON.stringify(job.target)}`;
+    } else {
+      try {
+        result = (await this.runHandler(handler, job, latenessMs)) ?? null;
+      } catch (err) {
+        error = err instanceof Error ? err.message || err.name : String(err);
+      }
+    }
+    if (error === null) {
+      const applied = await this.d.settler.settle({ ...base, outcome: "succeeded", result });
+      this.d.onOutcome({ kind: "fired", job, latenessMs, result, applied });
+      return;
+    }
+    const retryable = handler !== undefined && job.attempts < job.maxAttempts;
+    if (!retryable) {
+      const applied = await this.d.settler.settle({ ...base, outcome: "dead", error });
+      this.d.onOutcome({ kind: "dead", job, latenessMs, error, applied });
+      return;
+    }
+    const retryAt = this.d.clock.now() + backoffDelay(job.attempts, this.d.backoff);
+    const settlement: Settlement = {
+      ...base,
+      outcome: "retry",
+      error,
+      retryAt,
+      bucket: bucketOf(retryAt, this.d.bucketWidthMs),
+    };
+    const applied = await this.d.settler.settle(settlement);
+    this.d.onOutcome({ kind: "failed", job, latenessMs, error, retryAt, applied });
+  }
+
+  private async runHandler(
+    handler: Handler,
+    job: Job,
+    latenessMs: number,
+  ): Promise<JsonValue | void> {
+    const timeout = new AbortController();
+    const signal = AbortSignal.any([timeout.signal, this.stopController.signal]);
+    let timer: TimerHandle | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = this.d.clock.setTimer(() => {
+        const err = new Error(`handler timed out after ${this.d.handlerTimeoutMs} ms`);
+        timeout.abort(err);
+        reject(err);
+      }, this.d.handlerTimeoutMs);
+    });
+    try {
+      return await Promise.race([
+        Promise.resolve().then(() => handler(job, { signal, attempt: job.attempts, latenessMs })),
+        timedOut,
+      ]);
+    } finally {
+      if (timer) this.d.clock.clearTimer(timer);
+    }
+  }
+}

@@ -1,0 +1,60 @@
+import type { Clock } from "../core/clock.js";
+import type { Store } from "../store/store.js";
+import type { Logger } from "./logger.js";
+import { ServiceLoop } from "./loop.js";
+
+/**
+ * Puts back jobs whose lease ran out (their worker died or hung): pending again at their
+ * due time, or dead when no attempts are left. Batches until a batch comes back short,
+ * time-boxed per pass.
+ */
+export class LeaseSweeper {
+  private readonly loop: ServiceLoop;
+
+  constructor(
+    private readonly d: {
+      readonly store: Store;
+      readonly clock: Clock;
+      readonly logger: Logger;
+      readonly intervalMs: number;
+      readonly batchSize?: number;
+      readonly onRequeued?: () => void;
+    },
+  ) {
+    this.loop = new ServiceLoop({
+      name: "lease-sweeper",
+      clock: d.clock,
+      logger: d.logger,
+      pass: async () => {
+        await this.runOnce();
+        return d.intervalMs;
+      },
+    });
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  async runOnce(): Promise<{ requeued: number; dead: number }> {
+    const limit = this.d.batchSize ?? 1000;
+    const started = Date.now();
+    let requeued = 0;
+    let dead = 0;
+    for (;;) {
+      const r = await this.d.store.leasesExpire({ now: this.d.clock.now(), limit });
+      requeued += r.requeued;
+      dead += r.dead;
+      if (r.requeued + r.dead < limit || Date.now() - started > 1000) break;
+    }
+    if (requeued + dead > 0) {
+      this.d.logger.warn({ requeued, dead }, "expired leases swept");
+      if (requeued > 0) this.d.onRequeued?.();
+    }
+    return { requeued, dead };
+  }
+}

@@ -1,0 +1,56 @@
+import type { Clock } from "../core/clock.js";
+import type { Store } from "../store/store.js";
+import type { Logger } from "./logger.js";
+import { ServiceLoop } from "./loop.js";
+
+/**
+ * Removes history (succeeded, dead, cancelled, expired jobs) older than `retentionMs`, in
+ * bulk batches, time-boxed per pass so it never competes with firing for long.
+ */
+export class Retention {
+  private readonly loop: ServiceLoop;
+
+  constructor(
+    private readonly d: {
+      readonly store: Store;
+      readonly clock: Clock;
+      readonly logger: Logger;
+      readonly retentionMs: number;
+      readonly intervalMs: number;
+      readonly batchSize?: number;
+    },
+  ) {
+    this.loop = new ServiceLoop({
+      name: "retention",
+      clock: d.clock,
+      logger: d.logger,
+      pass: async () => {
+        await this.runOnce();
+        return d.intervalMs;
+      },
+    });
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  /** Purges one time-boxed pass; returns how many jobs were removed. */
+  async runOnce(): Promise<number> {
+    const limit = this.d.batchSize ?? 5000;
+    const before = this.d.clock.now() - this.d.retentionMs;
+    const started = Date.now();
+    let removed = 0;
+    for (;;) {
+      const n = await this.d.store.historyPurge({ before, limit });
+      removed += n;
+      if (n < limit || Date.now() - started > 500) break;
+    }
+    if (removed > 0) this.d.logger.info({ removed }, "retention removed finished jobs");
+    return removed;
+  }
+}

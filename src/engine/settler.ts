@@ -1,0 +1,77 @@
+import type { Clock } from "../core/clock.js";
+import type { Settlement, Store } from "../store/store.js";
+import type { Logger } from "./logger.js";
+
+interface Waiting {
+  settlement: Settlement;
+  resolve: (applied: boolean) => void;
+}
+
+/**
+ * Batches acknowledgements: settlements made in the same turn of the event loop are written
+ * in one transaction (one `jobsSettle` call), which is what lets a single SQLite file fire
+ * tens of thousands of jobs a second. A failed write is retried with backoff; the
+ * settlements are kept meanwhile, and if a lease runs out first the fencing token makes the
+ * late write a no-op (the job fires again: at-least-once).
+ */
+export class Settler {
+  private queue: Waiting[] = [];
+  private flushing: Promise<void> | null = null;
+  private scheduled = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly maxBatch = 1000,
+  ) {}
+
+  /** Resolves to true when the settlement applied (the claim was still ours). */
+  settle(settlement: Settlement): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      this.queue.push({ settlement, resolve });
+      if (this.queue.length >= this.maxBatch) void this.flush();
+      else if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          void this.flush();
+        });
+      }
+    });
+  }
+
+  /** Writes everything queued; resolves when the queue is empty. */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.queue.length === 0) return;
+    this.flushing = this.writeAll().finally(() => {
+      this.flushing = null;
+    });
+    await this.flushing;
+  }
+
+  private async writeAll(): Promise<void> {
+    let failures = 0;
+    while (this.queue.length > 0) {
+      const batch = this.queue.slice(0, this.maxBatch);
+      try {
+        const applied = await this.store.jobsSettle({
+          now: this.clock.now(),
+          settlements: batch.map((w) => w.settlement),
+        });
+        this.queue.splice(0, batch.length);
+        batch.forEach((w, i) => w.resolve(applied[i] ?? false));
+        failures = 0;
+      } catch (err) {
+        failures++;
+        const delay = Math.min(5000, 50 * 2 ** failures);
+        this.logger.error(
+          { err, pending: this.queue.length, retryInMs: delay },
+          "settling jobs failed; retrying",
+        );
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+}

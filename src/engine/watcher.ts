@@ -1,0 +1,118 @@
+import type { Clock } from "../core/clock.js";
+import type { Job } from "../core/job.js";
+import type { Store } from "../store/store.js";
+import type { Logger } from "./logger.js";
+import { ServiceLoop } from "./loop.js";
+import type { ResolvedOptions } from "./options.js";
+
+/** What one watcher pass did. */
+export interface WatchPass {
+  /** Rows staged into the hot index. */
+  readonly staged: number;
+  /** Jobs claimed (handed to the timing wheel). */
+  readonly claimed: number;
+  /** True when there is more to do right away (staging unfinished or a full claim batch). */
+  readonly more: boolean;
+}
+
+export interface WatcherDeps {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly options: ResolvedOptions;
+  /** Jobs claimed and not yet settled (wheel + queue + running). */
+  readonly held: () => number;
+  readonly onClaimed: (jobs: Job[]) => void;
+}
+
+/**
+ * Finds due work and claims it. Each pass stages buckets about to come due (or overdue:
+ * catch-up, oldest bucket first, in bounded steps), then claims a bounded batch of jobs due
+ * within the horizon, oldest first. Between passes it sleeps until the earliest due time
+ * (minus the horizon), the next bucket to stage, or `maxIdleMs`, whichever comes first;
+ * a write that moves the earliest due time earlier wakes it through `wakeFor`.
+ */
+export class Watcher {
+  private readonly loop: ServiceLoop;
+  private blocked = false;
+
+  constructor(private readonly d: WatcherDeps) {
+    this.loop = new ServiceLoop({
+      name: "watcher",
+      clock: d.clock,
+      logger: d.logger,
+      pass: () => this.pass(),
+    });
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  /** A job due at `dueAt` was written: make sure a pass runs in time to claim it. */
+  wakeFor(dueAt: number): void {
+    this.loop.wakeAt(dueAt - this.d.options.horizonMs);
+  }
+
+  /** Capacity was freed: if claiming had stopped for lack of room, resume now. */
+  capacityFreed(): void {
+    if (this.blocked && this.d.held() < this.d.options.maxHeld) {
+      this.blocked = false;
+      this.loop.wake();
+    }
+  }
+
+  async runOnce(): Promise<WatchPass> {
+    const o = this.d.options;
+    const now = this.d.clock.now();
+    const stage = await this.d.store.bucketsStage({
+      until: now + o.stageAheadMs,
+      maxRows: o.stageBatchSize,
+    });
+    const room = o.maxHeld - this.d.held();
+    this.blocked = room <= 0;
+    const shards = o.shards?.();
+    let claimed = 0;
+    let limit = 0;
+    if (room > 0 && (shards === undefined || shards.length > 0)) {
+      limit = Math.min(o.claimBatchSize, room);
+      const jobs = await this.d.store.jobsClaimDue({
+        now,
+        dueBefore: now + o.horizonMs,
+        limit,
+        leaseMs: o.leaseMs,
+        owner: o.nodeId,
+        ...(shards === undefined ? {} : { shards }),
+      });
+      claimed = jobs.length;
+      if (claimed > 0) this.d.onClaimed(jobs);
+    }
+    return { staged: stage.rows, claimed, more: !stage.done || (limit > 0 && claimed === limit) };
+  }
+
+  /** One pass, then how long to sleep. */
+  private async pass(): Promise<number> {
+    const o = this.d.options;
+    const r = await this.runOnce();
+    if (r.more && !this.blocked) return 0;
+    if (this.blocked) return o.maxIdleMs;
+    const now = this.d.clock.now();
+    const shards = o.shards?.();
+    const next = await this.d.store.jobsNextDue({
+      now,
+      ...(shards === undefined ? {} : { shards }),
+    });
+    let wakeAt = now + o.maxIdleMs;
+    if (next.earliestDue !== null) wakeAt = Math.min(wakeAt, next.earliestDue - o.horizonMs);
+    if (next.nextUnstagedBucket !== null) {
+      wakeAt = Math.min(wakeAt, next.nextUnstagedBucket - o.stageAheadMs);
+    }
+    // Something due that this pass did not claim (another node's shard, a race): do not spin.
+    const floor = r.claimed > 0 ? 0 : 25;
+    return Math.max(floor, wakeAt - now);
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * duetime: a durable scheduler for millions of future one-shot jobs.
+ *
+ *   import { createScheduler } from "duetime";
+ *   const scheduler = await createScheduler({ db: "jobs.db" });
+ */
+export { Scheduler } from "./api/scheduler.js";
+export type { ScheduleResult, ListPage, SchedulerStats, SchedulerEvents } from "./api/scheduler.js";
+export type { ListQuery } from "./api/list-query.js";
+export type { LatenessSummary } from "./api/lateness.js";
+export type { SchedulerOptions } from "./engine/options.js";
+export type { Handler, HandlerContext } from "./engine/dispatcher.js";
+export type { Logger } from "./engine/logger.js";
+export { TimingWheel } from "./engine/timing-wheel.js";
+export type { ScheduleInput } from "./core/schedule-input.js";
+export { validateScheduleInput } from "./core/schedule-input.js";
+export { parseDueTime } from "./core/time-input.js";
+export type { Job, JobStatus, JsonValue, NewJob } from "./core/job.js";
+export { JOB_STATUSES, LIVE_STATUSES, FINISHED_STATUSES } from "./core/job.js";
+export { ManualClock, systemClock } from "./core/clock.js";
+export type { Clock, TimerHandle } from "./core/clock.js";
+export type { BucketGranularity } from "./core/buckets.js";
+export {
+  DuetimeError,
+  InvalidJobError,
+  InvalidOptionError,
+  JobNotFoundError,
+  JobNotPendingError,
+  VersionConflictError,
+} from "./core/errors.js";
+export type * from "./store/store.js";
+export { SqliteStore } from "./stores/sqlite/sqlite-store.js";
+export type { SqliteStoreOptions } from "./stores/sqlite/sqlite-store.js";
+export { openStore } from "./stores/open-store.js";
+export type { OpenStoreOptions } from "./stores/open-store.js";
+export { createScheduler } from "./create-scheduler.js";
+export type { CreateSchedulerOptions } from "./create-scheduler.js";

@@ -1,0 +1,202 @@
+import type { Job, JobStatus, JsonValue, NewJob } from "../core/job.js";
+
+/**
+ * The store contract: scheduler operations, not SQL. Every store (SQLite, PostgreSQL)
+ * implements it and passes `describeStoreContract`. Times are epoch ms and `now` is always
+ * a parameter: the engine owns the clock. Every method resolves to plain rows; no
+ * connection type leaks out.
+ */
+export interface Store {
+  /** "sqlite" or "postgres". */
+  readonly kind: string;
+  /** Bucket width in ms this store was created with (fixed for its life). */
+  readonly bucketWidthMs: number;
+  /** Number of shards job ids hash into (fixed for the store's life). */
+  readonly shardCount: number;
+
+  /** Applies pending migrations; idempotent. */
+  migrate(): Promise<void>;
+  /** Releases connections and files. */
+  close(): Promise<void>;
+
+  /**
+   * Stores jobs in one transaction: all or nothing. A job whose (tenant, key) matches a live
+   * job (or an earlier job of the same call) is not stored; the existing job comes back
+   * with `created: false`. Results are in input order.
+   */
+  jobsInsert(params: { jobs: readonly NewJob[]; now: number }): Promise<InsertResult[]>;
+
+  /** One job by id, or null. With `tenant`, a job of another tenant is null too. */
+  jobGet(params: { id: string; tenant?: string }): Promise<Job | null>;
+
+  /** The live job with this idempotency key, or null. */
+  jobGetByKey(params: { tenant: string; key: string }): Promise<Job | null>;
+
+  /**
+   * Jobs ordered by (dueAt, id), after the cursor position, filtered by status and due range
+   * (`dueFrom` inclusive, `dueTo` exclusive). Reads only the buckets of the range.
+   */
+  jobsList(params: JobsListParams): Promise<Job[]>;
+
+  /**
+   * Moves pending jobs of buckets starting at or before `until` into the hot due-time index
+   * (stores that index every pending job by due time do nothing). Oldest bucket first, at
+   * most `maxRows` rows per call, so a large catch-up is done in bounded steps.
+   */
+  bucketsStage(params: { until: number; maxRows: number }): Promise<StageResult>;
+
+  /**
+   * Claims up to `limit` pending jobs due at or before `dueBefore`, oldest first: a
+   * conditional update from pending to claimed that sets the lease (`owner`, `now + leaseMs`)
+   * and bumps the fencing token and attempts. Jobs are returned in due order.
+   */
+  jobsClaimDue(params: ClaimParams): Promise<Job[]>;
+
+  /**
+   * Records the outcome of claimed jobs in one transaction. Each settlement applies only if
+   * the job is still claimed with the same fencing token; the result says which applied.
+   */
+  jobsSettle(params: { now: number; settlements: readonly Settlement[] }): Promise<boolean[]>;
+
+  /** Cancels a pending job: `cancelled`, `too-late` (claimed or finished) or `not-found`. */
+  jobCancel(params: { id: string; tenant?: string; now: number }): Promise<CancelResult>;
+
+  /**
+   * Moves a pending job to a new due time. With `expectedVersion`, applies only if the job
+   * is still at that version.
+   */
+  jobReschedule(params: RescheduleParams): Promise<RescheduleResult>;
+
+  /** Puts a dead job back to pending with a fresh attempt budget, due at `dueAt`. */
+  jobRetry(params: RescheduleParams): Promise<RescheduleResult>;
+
+  /**
+   * Claimed jobs whose lease ran out before `now`: back to pending (same due time), or dead
+   * when no attempts are left. At most `limit` per call.
+   */
+  leasesExpire(params: { now: number; limit: number }): Promise<LeaseExpiryResult>;
+
+  /**
+   * What the watcher needs to decide how long to sleep: the earliest due time in the hot
+   * index (or among all pending jobs, for stores without staging) and the start of the
+   * earliest bucket that still waits to be staged.
+   */
+  jobsNextDue(params: { now: number; shards?: readonly number[] }): Promise<NextDue>;
+
+  /** Pending jobs per bucket in [from, to), from counters kept at write time (no row counting). */
+  bucketsCounts(params: { from: number; to: number; tenant?: string }): Promise<BucketCount[]>;
+
+  /** Jobs per status. */
+  jobsCountByStatus(params: { tenant?: string }): Promise<Record<JobStatus, number>>;
+
+  /** Deletes finished jobs that finished before `before`, at most `limit` per call. */
+  historyPurge(params: { before: number; limit: number }): Promise<number>;
+
+  /**
+   * Optional: calls `listener` when another writer schedules a job that may be due earlier
+   * than what this process knows about (PostgreSQL LISTEN/NOTIFY). Returns an unsubscribe.
+   */
+  onEarlierDue?(listener: (dueAt: number) => void): () => void;
+}
+
+export interface InsertResult {
+  readonly job: Job;
+  /** False when an idempotency key matched an existing live job. */
+  readonly created: boolean;
+}
+
+export interface JobsListParams {
+  readonly tenant?: string;
+  readonly statuses?: readonly JobStatus[];
+  /** Inclusive lower bound on dueAt. */
+  readonly dueFrom?: number;
+  /** Exclusive upper bound on dueAt. */
+  readonly dueTo?: number;
+  /** Start strictly after this (dueAt, id) position. */
+  readonly after?: { readonly dueAt: number; readonly id: string };
+  readonly limit: number;
+}
+
+export interface ClaimParams {
+  readonly now: number;
+  /** Claim jobs due at or before this instant (now + the timing wheel's horizon). */
+  readonly dueBefore: number;
+  readonly limit: number;
+  /** Lease length in ms. */
+  readonly leaseMs: number;
+  /** Who holds the lease (node id). */
+  readonly owner: string;
+  /** Only jobs of these shards; all shards when absent. */
+  readonly shards?: readonly number[];
+}
+
+/**
+ * The outcome of one claimed job. `fence` is the token of the claim being settled and
+ * `firedAt` when its handler started (epoch ms).
+ */
+export type Settlement = SettlementBase &
+  (
+    | { readonly outcome: "succeeded"; readonly result: JsonValue | null }
+    | { readonly outcome: "dead" | "expired"; readonly error: string }
+    /** Hand an unstarted claim back (stopping): pending again, the attempt not counted. */
+    | { readonly outcome: "release" }
+    | {
+        readonly outcome: "retry";
+        readonly error: string;
+        /** New due time (epoch ms) and its bucket. */
+        readonly retryAt: number;
+        readonly bucket: number;
+      }
+  );
+
+export interface SettlementBase {
+  readonly id: string;
+  readonly fence: number;
+  readonly firedAt: number;
+}
+
+export type CancelResult =
+  | { readonly outcome: "cancelled"; readonly job: Job }
+  | { readonly outcome: "too-late"; readonly job: Job }
+  | { readonly outcome: "not-found" };
+
+export interface RescheduleParams {
+  readonly id: string;
+  readonly tenant?: string;
+  readonly dueAt: number;
+  readonly bucket: number;
+  readonly expectedVersion?: number;
+  readonly now: number;
+}
+
+export type RescheduleResult =
+  | { readonly outcome: "rescheduled"; readonly job: Job }
+  | { readonly outcome: "too-late"; readonly job: Job }
+  | { readonly outcome: "version-conflict"; readonly job: Job }
+  | { readonly outcome: "not-found" };
+
+export interface StageResult {
+  /** Rows moved into the hot index by this call. */
+  readonly rows: number;
+  /** Buckets whose staging finished in this call. */
+  readonly buckets: number;
+  /** True when staging reached `until` (nothing left to stage now). */
+  readonly done: boolean;
+}
+
+export interface LeaseExpiryResult {
+  readonly requeued: number;
+  readonly dead: number;
+}
+
+export interface NextDue {
+  /** Earliest due time among staged (or all) pending jobs, or null. */
+  readonly earliestDue: number | null;
+  /** Start of the earliest bucket with pending jobs not yet staged, or null. */
+  readonly nextUnstagedBucket: number | null;
+}
+
+export interface BucketCount {
+  readonly bucket: number;
+  readonly pending: number;
+}

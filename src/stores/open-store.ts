@@ -1,0 +1,29 @@
+import { InvalidOptionError } from "../core/errors.js";
+import type { Store } from "../store/store.js";
+import { SqliteStore } from "./sqlite/sqlite-store.js";
+import { GRANULARITY_MS, parseGranularity, type BucketGranularity } from "../core/buckets.js";
+
+/** Options common to every store, given with the database location. */
+export interface OpenStoreOptions {
+  /** Bucket granularity for a new database. Default "hour". */
+  readonly bucketGranularity?: BucketGranularity;
+}
+
+/**
+ * Opens a store from one string: a file path (or `sqlite:path`, `file:path`, `:memory:`)
+ * for the embedded SQLite store, or a `postgres://` / `postgresql://` URL.
+ */
+export async function openStore(db: string, options: OpenStoreOptions = {}): Promise<Store> {
+  if (typeof db !== "string" || db.trim() === "") {
+    throw new InvalidOptionError("db", "a SQLite file path or a postgres:// URL", db);
+  }
+  const granularity = parseGranularity(options.bucketGranularity ?? "hour");
+  const bucketWidthMs = GRANULARITY_MS[granularity];
+  if (/^postgres(ql)?:\/\//i.test(db)) {
+    const { openPostgresStore } = await import("./postgres/open.js");
+    return openPostgresStore(db, { bucketWidthMs });
+  }
+  const path = db.replace(/^(sqlite|file):(\/\/)?/i, "");
+  const store = new SqliteStore({ path, bucketWidthMs });
+  return store;
+}
