@@ -219,6 +219,9 @@ export class SqliteStore implements Store {
       const r = stageChunk.immediate(budget);
       if (r === "empty") break;
     }
+    this.s.stagingMarkEmpty.run({
+      b: Math.floor(params.until / this.bucketWidthMs) * this.bucketWidthMs,
+    });
     this.s.stagingPrune.run(params.until - 2 * this.bucketWidthMs);
     return { rows, buckets, done: true };
   }

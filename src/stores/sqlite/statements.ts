@@ -29,6 +29,13 @@ export const SQL = {
   stagingGet: `SELECT cursor, done FROM bucket_staging WHERE bucket = ?`,
   stagingSet: `INSERT INTO bucket_staging (bucket, cursor, done) VALUES (?, ?, ?)
     ON CONFLICT (bucket) DO UPDATE SET cursor = excluded.cursor, done = excluded.done`,
+  /**
+   * Marks an empty bucket as staged so later writes into it go straight to hot. Atomic with
+   * the emptiness check, so a concurrent insert is either counted (and staged next pass) or
+   * sees the mark.
+   */
+  stagingMarkEmpty: `INSERT OR IGNORE INTO bucket_staging (bucket, cursor, done)
+    SELECT @b, 0, 1 WHERE NOT EXISTS (SELECT 1 FROM bucket_counts WHERE bucket = @b AND pending > 0)`,
   /** Forget staging of long-past buckets that hold no pending work (keeps the table tiny). */
   stagingPrune: `DELETE FROM bucket_staging
     WHERE done = 1 AND bucket < ?

@@ -1,0 +1,248 @@
+/**
+ * A throwaway PostgreSQL server for tests and benchmarks.
+ *
+ * - With `PG_URL` set, that server is used as is (it must be on 127.0.0.1 or localhost).
+ * - Otherwise the machine's PostgreSQL binaries (`PG_BIN`, else the newest
+ *   /usr/lib/postgresql/<version>/bin, else `pg_config --bindir`) start a private server:
+ *   a data directory under /tmp (copied from a cached `initdb` template, so a start costs a
+ *   fraction of a second), a random free port on 127.0.0.1, no Unix socket, durability off
+ *   (fsync, synchronous_commit) because the data dies with the test. As root, the server
+ *   runs as the `postgres` user (PostgreSQL refuses to run as root).
+ *
+ * Every test isolates itself with `freshSchema()` (a new schema per test), so one server
+ * per test file is enough.
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  renameSync,
+} from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+
+export interface PostgresServer {
+  /** Connection URL (postgres://...@127.0.0.1:port/db). */
+  readonly url: string;
+  /** Stops the server (a no-op for a server named by PG_URL). */
+  stop(): Promise<void>;
+  /** Restarts the server (same data, same port): for fault tests. */
+  restart(): Promise<void>;
+  /** True when this process started the server (so restart() is available). */
+  readonly owned: boolean;
+}
+
+let counter = 0;
+
+/** A schema name unique to this process and call, for one test's store. */
+export function freshSchema(prefix = "t"): string {
+  counter += 1;
+  return `${prefix}_${process.pid}_${Date.now().toString(36)}_${counter}`;
+}
+
+/** Drops a schema created by a test (best effort). */
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function startPostgres(
+  options: { settings?: Record<string, string> } = {},
+): Promise<PostgresServer> {
+  const given = process.env.PG_URL;
+  if (given) {
+    const host = new URL(given).hostname;
+    if (host !== "127.0.0.1" && host !== "localhost" && host !== "::1" && host !== "[::1]") {
+      throw new Error(`PG_URL must point at 127.0.0.1 or localhost, got host ${host}`);
+    }
+    return { url: given, owned: false, stop: async () => {}, restart: async () => {} };
+  }
+  return startLocalServer(options.settings ?? {});
+}
+
+function findBinDir(): string {
+  const fromEnv = process.env.PG_BIN;
+  if (fromEnv && existsSync(join(fromEnv, "postgres"))) return fromEnv;
+  const root = "/usr/lib/postgresql";
+  if (existsSync(root)) {
+    const versions = readdirSync(root)
+      .filter((v) => existsSync(join(root, v, "bin", "postgres")))
+      .sort((a, b) => Number(b) - Number(a));
+    if (versions[0]) return join(root, versions[0], "bin");
+  }
+  try {
+    const dir = execFileSync("pg_config", ["--bindir"], { encoding: "utf8" }).trim();
+    if (existsSync(join(dir, "postgres"))) return dir;
+  } catch {
+    // fall through to the error below
+  }
+  throw new Error(
+    "no PostgreSQL server binaries found: set PG_URL to a running server on 127.0.0.1, " +
+      "set PG_BIN, or install them (Debian: apt-get install -y postgresql-15)",
+  );
+}
+
+const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+
+/** Runs a PostgreSQL binary, as the postgres user when we are root. */
+function runAs(bin: string, args: string[]): void {
+  if (isRoot) execFileSync("runuser", ["-u", "postgres", "--", bin, ...args], { stdio: "pipe" });
+  else execFileSync(bin, args, { stdio: "pipe" });
+}
+
+function chownToPostgres(path: string): void {
+  if (isRoot) execFileSync("chown", ["-R", "postgres:postgres", path]);
+}
+
+/** An initdb'd directory, made once per machine and copied for each server. */
+function templateDir(binDir: string): string {
+  const version = binDir.split("/").filter(Boolean).slice(-2, -1)[0] ?? "pg";
+  const dir = join(
+    tmpdir(),
+    `duetime-pg-template-${version}-${isRoot ? "root" : process.getuid?.()}`,
+  );
+  if (existsSync(join(dir, "PG_VERSION")) && existsSync(join(dir, "ready"))) return dir;
+  // Build beside, then rename: concurrent test files never see a half-made template.
+  const building = mkdtempSync(join(tmpdir(), "duetime-pg-initdb-"));
+  chownToPostgres(building);
+  runAs(join(binDir, "initdb"), [
+    "-D",
+    building,
+    "-U",
+    "postgres",
+    "--auth=trust",
+    "--encoding=UTF8",
+    "--no-sync",
+    "--locale=C",
+  ]);
+  execFileSync("touch", [join(building, "ready")]);
+  chownToPostgres(building);
+  try {
+    renameSync(building, dir);
+  } catch {
+    rmSync(building, { recursive: true, force: true }); // another process won the race
+  }
+  return dir;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function startLocalServer(settings: Record<string, string>): Promise<PostgresServer> {
+  const binDir = findBinDir();
+  const template = templateDir(binDir);
+  const base = join(tmpdir(), "duetime-pg");
+  mkdirSync(base, { recursive: true });
+  const dataDir = mkdtempSync(join(base, "data-"));
+  cpSync(template, dataDir, { recursive: true });
+  rmSync(join(dataDir, "ready"), { force: true });
+  execFileSync("chmod", ["700", dataDir]);
+  chownToPostgres(dataDir);
+  const port = await freePort();
+  const conf: Record<string, string> = {
+    listen_addresses: "127.0.0.1",
+    port: String(port),
+    unix_socket_directories: "",
+    fsync: "off",
+    synchronous_commit: "off",
+    full_page_writes: "off",
+    max_connections: "200",
+    shared_buffers: "256MB",
+    max_locks_per_transaction: "256",
+    log_min_messages: "fatal",
+    ...settings,
+  };
+  const args = ["-D", dataDir, ...Object.entries(conf).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+
+  let child: ChildProcess | null = null;
+  const launch = async (): Promise<void> => {
+    const cmd = isRoot ? "runuser" : join(binDir, "postgres");
+    const cmdArgs = isRoot ? ["-u", "postgres", "--", join(binDir, "postgres"), ...args] : args;
+    const proc = spawn(cmd, cmdArgs, { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    proc.stderr?.on("data", (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-4000);
+    });
+    child = proc;
+    await waitReady(url, proc, () => stderr);
+  };
+  const kill = async (signal: NodeJS.Signals): Promise<void> => {
+    const proc = child;
+    child = null;
+    if (!proc || proc.exitCode !== null) return;
+    const exited = new Promise<void>((r) => proc.once("exit", () => r()));
+    killServer(dataDir, signal);
+    await exited;
+  };
+  const onExit = (): void => killServer(dataDir, "SIGQUIT");
+  process.once("exit", onExit);
+  await launch();
+  return {
+    url,
+    owned: true,
+    async stop() {
+      process.removeListener("exit", onExit);
+      await kill("SIGQUIT");
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+    async restart() {
+      await kill("SIGINT");
+      await launch();
+    },
+  };
+}
+
+/** Signals the postmaster named in postmaster.pid (runuser forwards nothing reliably). */
+function killServer(dataDir: string, signal: NodeJS.Signals): void {
+  try {
+    const pidFile = execFileSync("head", ["-1", join(dataDir, "postmaster.pid")], {
+      encoding: "utf8",
+    }).trim();
+    const pid = Number(pidFile);
+    if (pid > 0) process.kill(pid, signal);
+  } catch {
+    // not running
+  }
+}
+
+async function waitReady(url: string, proc: ChildProcess, stderr: () => string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (proc.exitCode !== null) {
+      throw new Error(`PostgreSQL exited with code ${proc.exitCode}: ${stderr()}`);
+    }
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+    try {
+      await client.connect();
+      await client.query("SELECT 1");
+      await client.end();
+      return;
+    } catch {
+      await client.end().catch(() => {});
+      if (Date.now() > deadline) throw new Error(`PostgreSQL did not start: ${stderr()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
