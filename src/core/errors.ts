@@ -61,7 +61,13 @@ export class InvalidOptionError extends DuetimeError {
   }
 }
 
+/** A received value already described in words ("202 bytes"), shown without quotes. */
+export class Described {
+  constructor(readonly text: string) {}
+}
+
 export function describeReceived(value: unknown): string {
+  if (value instanceof Described) return value.text;
   if (value === undefined) return "undefined";
   if (value === null) return "null";
   if (typeof value === "string") {

@@ -1,4 +1,4 @@
-import { InvalidJobError } from "./errors.js";
+import { Described, InvalidJobError } from "./errors.js";
 import type { JsonValue } from "./job.js";
 
 /**
@@ -51,7 +51,7 @@ export function requireString(
     throw new InvalidJobError(
       field,
       `a string of ${min} to ${rule.max} characters`,
-      `${value.length} characters`,
+      new Described(`${value.length} characters`),
     );
   }
   if (rule.pattern && !rule.pattern.test(value)) {
@@ -92,7 +92,11 @@ export function requireJsonPayload(value: unknown, field: string, maxBytes: numb
   if (text === undefined) throw new InvalidJobError(field, "a JSON value", value);
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > maxBytes) {
-    throw new InvalidJobError(field, `JSON of at most ${maxBytes} bytes`, `${bytes} bytes`);
+    throw new InvalidJobError(
+      field,
+      `JSON of at most ${maxBytes} bytes`,
+      new Described(`${bytes} bytes`),
+    );
   }
   return JSON.parse(text) as JsonValue;
 }

@@ -82,7 +82,8 @@ export class Watcher {
       limit = Math.min(o.claimBatchSize, room);
       const jobs = await this.d.store.jobsClaimDue({
         now,
-        dueBefore: now + o.horizonMs,
+        // never past a half-staged bucket: its unstaged rows may be due earlier
+        dueBefore: Math.min(now + o.horizonMs, (stage.unstagedFrom ?? Infinity) - 1),
         limit,
         leaseMs: o.leaseMs,
         owner: o.nodeId,

@@ -182,6 +182,11 @@ export interface StageResult {
   readonly buckets: number;
   /** True when staging reached `until` (nothing left to stage now). */
   readonly done: boolean;
+  /**
+   * Start of the earliest bucket at or before `until` not yet fully staged, or null when
+   * done. Claims must stay below it, or a half-staged bucket would fire out of order.
+   */
+  readonly unstagedFrom: number | null;
 }
 
 export interface LeaseExpiryResult {

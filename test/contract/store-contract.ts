@@ -181,6 +181,8 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       for (;;) {
         const r = await store.bucketsStage({ until: now, maxRows: 50 });
         expect(r.rows).toBeLessThanOrEqual(50);
+        if (!r.done && r.unstagedFrom !== null) expect(r.unstagedFrom % HOUR).toBe(0);
+        if (r.done) expect(r.unstagedFrom).toBeNull();
         steps++;
         if (r.done) break;
       }

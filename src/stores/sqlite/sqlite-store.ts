@@ -197,9 +197,9 @@ export class SqliteStore implements Store {
   async bucketsStage(params: { until: number; maxRows: number }): Promise<StageResult> {
     let rows = 0;
     let buckets = 0;
-    const stageChunk = this.db.transaction((budget: number): "empty" | "partial" | "bucket" => {
+    const stageChunk = this.db.transaction((budget: number): number | null => {
       const next = this.s.stageNextBucket.get(params.until) as { bucket: number } | undefined;
-      if (!next) return "empty";
+      if (!next) return null;
       const state = this.s.stagingGet.get(next.bucket) as { cursor: number } | undefined;
       const found = this.s.stageRead.all(next.bucket, state?.cursor ?? 0, budget) as {
         due_at: number;
@@ -211,19 +211,24 @@ export class SqliteStore implements Store {
       const complete = found.length < budget;
       this.s.stagingSet.run(next.bucket, cursor, complete ? 1 : 0);
       if (complete) buckets++;
-      return complete ? "bucket" : "partial";
+      return next.bucket;
     });
     for (;;) {
       const budget = params.maxRows - rows;
-      if (budget <= 0) return { rows, buckets, done: false };
-      const r = stageChunk.immediate(budget);
-      if (r === "empty") break;
+      const bucket = budget > 0 ? stageChunk.immediate(budget) : this.unstagedFrom(params.until);
+      if (bucket === null) break;
+      if (budget <= 0) return { rows, buckets, done: false, unstagedFrom: bucket };
     }
     this.s.stagingMarkEmpty.run({
       b: Math.floor(params.until / this.bucketWidthMs) * this.bucketWidthMs,
     });
     this.s.stagingPrune.run(params.until - 2 * this.bucketWidthMs);
-    return { rows, buckets, done: true };
+    return { rows, buckets, done: true, unstagedFrom: null };
+  }
+
+  private unstagedFrom(until: number): number | null {
+    const next = this.s.stageNextBucket.get(until) as { bucket: number } | undefined;
+    return next ? next.bucket : null;
   }
 
   async jobsClaimDue(params: ClaimParams): Promise<Job[]> {

@@ -75,7 +75,7 @@ export const SQL = {
       AND NOT EXISTS (SELECT 1 FROM bucket_staging s WHERE s.bucket = c.bucket AND s.done = 1)`,
 
   /** Settle a claim: applies only while the job is claimed under the same fencing token. */
-  settleFinish: `UPDATE jobs SET status = @status, last_result = @result, last_error = @error,
+  settleFinish: `UPDATE jobs SET status = @status, last_result = @result, last_error = COALESCE(@error, last_error),
       lease_owner = NULL, lease_expires_at = NULL, version = version + 1,
       updated_at = @now, fired_at = COALESCE(@firedAt, fired_at), finished_at = @now
     WHERE id = @id AND status = 'claimed' AND fence = @fence

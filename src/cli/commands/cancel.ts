@@ -1,0 +1,39 @@
+import type { Command } from "commander";
+import { EXIT } from "../errors.js";
+import { action, out, outJson, withScheduler } from "../context.js";
+import { iso } from "../format.js";
+
+/** `duetime cancel <id>`: cancels a pending job, with a definite outcome. */
+export function registerCancel(program: Command): void {
+  program
+    .command("cancel")
+    .description("cancel a pending job: cancelled (exit 0), too-late (4) or not-found (3)")
+    .argument("<id>", "job id")
+    .option("--tenant <tenant>", "only if the job belongs to this tenant")
+    .option("--json", "print the outcome as JSON")
+    .action(
+      action(async (id: string, o: { tenant?: string; json?: boolean }, cmd: Command) => {
+        const r = await withScheduler(cmd, (s) =>
+          s.cancel(id, o.tenant === undefined ? {} : { tenant: o.tenant }),
+        );
+        if (o.json) outJson(r.outcome === "not-found" ? { outcome: r.outcome, id } : r);
+        switch (r.outcome) {
+          case "cancelled":
+            if (!o.json) out(`cancelled: job ${id} (was due ${iso(r.job.dueAt)}) will not fire`);
+            return EXIT.ok;
+          case "too-late":
+            if (!o.json) {
+              out(
+                r.job.status === "claimed"
+                  ? `too-late: job ${id} is firing now (claimed); it will not be cancelled`
+                  : `too-late: job ${id} is already ${r.job.status}`,
+              );
+            }
+            return EXIT.tooLate;
+          case "not-found":
+            if (!o.json) out(`not-found: no job ${id}`);
+            return EXIT.notFound;
+        }
+      }),
+    );
+}

@@ -1,0 +1,93 @@
+import type { Command } from "commander";
+import type { JobStatus, ListQuery } from "../../index.js";
+import { JOB_STATUSES, parseDueTime } from "../../index.js";
+import { InvalidJobError } from "../../core/errors.js";
+import { EXIT } from "../errors.js";
+import { action, out, outJson, parseIntFlag, resolveTimeZone, withScheduler } from "../context.js";
+import { attemptsText, formatInZone, table } from "../format.js";
+
+interface ListOptions {
+  status?: string;
+  from?: string;
+  to?: string;
+  limit?: string;
+  cursor?: string;
+  tenant?: string;
+  tz?: string;
+  json?: boolean;
+}
+
+/** `duetime list`: a page of jobs in due order. */
+export function registerList(program: Command): void {
+  program
+    .command("list")
+    .description("list jobs in due order, one page at a time")
+    .option("--status <status>", `filter by status, comma-separated (${JOB_STATUSES.join(", ")})`)
+    .option("--from <when>", "due at or after this time")
+    .option("--to <when>", "due before this time")
+    .option("--limit <n>", "page size, 1 to 1000", "50")
+    .option("--cursor <cursor>", "continue after a previous page (its next cursor)")
+    .option("--tenant <tenant>", "only this tenant's jobs")
+    .option("--tz <iana>", "time zone for --from/--to and the due column (default: the system's)")
+    .option("--json", "print the page as JSON")
+    .action(
+      action(async (o: ListOptions, cmd: Command) => {
+        const timeZone = resolveTimeZone(o.tz);
+        const now = Date.now();
+        const when = (v: string, field: string): number =>
+          parseDueTime(/^\d+$/.test(v) ? Number(v) : v, { now, timeZone, field });
+        const query: ListQuery = {
+          limit: parseIntFlag(o.limit, "--limit", 1, 1000)!,
+          ...(o.status === undefined ? {} : { status: parseStatuses(o.status) }),
+          ...(o.from === undefined ? {} : { dueFrom: when(o.from, "--from") }),
+          ...(o.to === undefined ? {} : { dueTo: when(o.to, "--to") }),
+          ...(o.cursor === undefined ? {} : { cursor: o.cursor }),
+          ...(o.tenant === undefined ? {} : { tenant: o.tenant }),
+        };
+        const page = await withScheduler(cmd, (s) => s.list(query));
+        if (o.json) {
+          outJson(page);
+          return EXIT.ok;
+        }
+        if (page.jobs.length === 0) {
+          out("no jobs");
+        } else {
+          out(
+            table(
+              ["ID", "STATUS", `DUE (${timeZone})`, "TARGET", "ATTEMPTS"],
+              page.jobs.map((j) => [
+                j.id,
+                j.status,
+                formatInZone(j.dueAt, timeZone),
+                j.target,
+                attemptsText(j),
+              ]),
+              ["l", "l", "l", "l", "r"],
+            ),
+          );
+        }
+        out(
+          page.nextCursor === null
+            ? `(${page.jobs.length} jobs, last page)`
+            : `(${page.jobs.length} jobs) next page: --cursor ${page.nextCursor}`,
+        );
+        return EXIT.ok;
+      }),
+    );
+}
+
+function parseStatuses(raw: string): JobStatus[] {
+  const list = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  for (const s of list) {
+    if (!JOB_STATUSES.includes(s as JobStatus)) {
+      throw new InvalidJobError("--status", `one of ${JOB_STATUSES.join(", ")}`, s);
+    }
+  }
+  if (list.length === 0) {
+    throw new InvalidJobError("--status", `one of ${JOB_STATUSES.join(", ")}`, raw);
+  }
+  return list as JobStatus[];
+}

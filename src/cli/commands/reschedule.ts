@@ -1,0 +1,37 @@
+import type { Command } from "commander";
+import { action, parseIntFlag, resolveTimeZone, withScheduler } from "../context.js";
+import { reportMove } from "../outcomes.js";
+
+interface RescheduleOptions {
+  tz?: string;
+  tenant?: string;
+  expectedVersion?: string;
+  json?: boolean;
+}
+
+/** `duetime reschedule <id> <when>`: moves a pending job (snooze). */
+export function registerReschedule(program: Command): void {
+  program
+    .command("reschedule")
+    .description("move a pending job to a new due time (snooze)")
+    .argument("<id>", "job id")
+    .argument("<when>", 'new due time: ISO with offset, epoch ms, "in 1 hour", "monday 8am"')
+    .option("--tz <iana>", "time zone for natural-language times (default: the system's)")
+    .option("--tenant <tenant>", "only if the job belongs to this tenant")
+    .option("--expected-version <n>", "apply only if the job is still at this version")
+    .option("--json", "print the outcome as JSON")
+    .action(
+      action(async (id: string, when: string, o: RescheduleOptions, cmd: Command) => {
+        const timeZone = resolveTimeZone(o.tz);
+        const expectedVersion = parseIntFlag(o.expectedVersion, "--expected-version", 0, 2 ** 52);
+        const r = await withScheduler(cmd, (s) =>
+          s.reschedule(id, /^\d+$/.test(when.trim()) ? Number(when) : when, {
+            timeZone,
+            ...(o.tenant === undefined ? {} : { tenant: o.tenant }),
+            ...(expectedVersion === undefined ? {} : { expectedVersion }),
+          }),
+        );
+        return reportMove(r, id, { json: o.json, timeZone, verb: "rescheduled" });
+      }),
+    );
+}

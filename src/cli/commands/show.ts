@@ -1,0 +1,33 @@
+import type { Command } from "commander";
+import { EXIT } from "../errors.js";
+import { action, out, outJson, resolveTimeZone, withScheduler } from "../context.js";
+import { describeJob } from "../format.js";
+
+/** `duetime show <id>`: one job, every field. */
+export function registerShow(program: Command): void {
+  program
+    .command("show")
+    .description("show one job")
+    .argument("<id>", "job id")
+    .option("--tenant <tenant>", "only if the job belongs to this tenant")
+    .option("--tz <iana>", "time zone to show the due time in (default: the system's)")
+    .option("--json", "print the job as JSON")
+    .action(
+      action(
+        async (id: string, o: { tenant?: string; tz?: string; json?: boolean }, cmd: Command) => {
+          const timeZone = resolveTimeZone(o.tz);
+          const job = await withScheduler(cmd, (s) =>
+            s.get(id, o.tenant === undefined ? {} : { tenant: o.tenant }),
+          );
+          if (!job) {
+            if (o.json) outJson({ outcome: "not-found", id });
+            else out(`not-found: no job ${id}`);
+            return EXIT.notFound;
+          }
+          if (o.json) outJson(job);
+          else out(describeJob(job, timeZone, Date.now()));
+          return EXIT.ok;
+        },
+      ),
+    );
+}

@@ -1,0 +1,96 @@
+import type { Command } from "commander";
+import { createScheduler, type CreateSchedulerOptions, type Scheduler } from "../index.js";
+import { InvalidJobError } from "../core/errors.js";
+import { assertTimeZone } from "../core/time-input.js";
+import { systemTimeZone } from "./format.js";
+
+/** Options every command accepts (declared once on the program, usable after the command). */
+export interface GlobalOptions {
+  /** SQLite file path, or a postgres:// URL. */
+  readonly db?: string;
+  /** Bucket granularity for a new database. */
+  readonly granularity?: string;
+}
+
+/** Default database location: DUETIME_DB, else ./duetime.db. */
+export function resolveDb(opts: GlobalOptions): string {
+  return opts.db ?? process.env.DUETIME_DB ?? "./duetime.db";
+}
+
+/** Opens the scheduler on the command's database, runs `fn`, and always closes it. */
+export async function withScheduler<T>(
+  cmd: Command,
+  fn: (scheduler: Scheduler) => Promise<T>,
+  extra: Omit<CreateSchedulerOptions, "db"> = {},
+  db?: string,
+): Promise<T> {
+  const scheduler = await openScheduler(cmd, extra, db);
+  try {
+    return await fn(scheduler);
+  } finally {
+    await scheduler.close();
+  }
+}
+
+export async function openScheduler(
+  cmd: Command,
+  extra: Omit<CreateSchedulerOptions, "db"> = {},
+  db?: string,
+): Promise<Scheduler> {
+  const g = cmd.optsWithGlobals<GlobalOptions>();
+  const granularity = g.granularity;
+  if (granularity !== undefined && !["minute", "hour", "day"].includes(granularity)) {
+    throw new InvalidJobError("--granularity", '"minute", "hour" or "day"', granularity);
+  }
+  return createScheduler({
+    db: db ?? resolveDb(g),
+    ...(granularity === undefined
+      ? {}
+      : { bucketGranularity: granularity as "minute" | "hour" | "day" }),
+    ...extra,
+  });
+}
+
+/** The IANA zone for reading and showing wall-clock times: --tz, else the system's. */
+export function resolveTimeZone(tz: string | undefined): string {
+  const zone = tz ?? systemTimeZone();
+  assertTimeZone(zone, "--tz");
+  return zone;
+}
+
+/** Writes one line to stdout. */
+export function out(text: string): void {
+  process.stdout.write(`${text}\n`);
+}
+
+/** Writes a value as JSON on one line (machine output). */
+export function outJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+/** Parses an integer flag, or throws a usage error naming it. */
+export function parseIntFlag(
+  raw: string | undefined,
+  field: string,
+  min: number,
+  max: number,
+): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new InvalidJobError(field, `an integer from ${min} to ${max}`, raw);
+  }
+  return n;
+}
+
+/**
+ * Wraps a command's action: its resolved number becomes the process exit code. The code is
+ * set rather than calling process.exit so stdout is flushed before the process ends.
+ */
+export function action<A extends unknown[]>(
+  fn: (...args: A) => Promise<number>,
+): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    process.exitCode = await fn(...args);
+  };
+}

@@ -1,0 +1,143 @@
+import type { Job, JobStatus } from "../index.js";
+
+/**
+ * Text output helpers shared by the commands: times in a time zone, durations, tables and
+ * histogram bars. Machine output (`--json`) bypasses all of this.
+ */
+
+/** The system's IANA time zone (what a person at this terminal means by "9am"). */
+export function systemTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+}
+
+const wallFormatters = new Map<string, Intl.DateTimeFormat>();
+
+/** "2026-11-30 09:00:00.000 GMT+1": the wall-clock time at `ms` in `timeZone`. */
+export function formatInZone(ms: number, timeZone: string): string {
+  let f = wallFormatters.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+      fractionalSecondDigits: 3,
+      timeZoneName: "shortOffset",
+    });
+    wallFormatters.set(timeZone, f);
+  }
+  const p = Object.fromEntries(f.formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
+  const zone = p.timeZoneName === "GMT" ? "UTC" : (p.timeZoneName ?? "");
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}.${p.fractionalSecond} ${zone}`;
+}
+
+export function iso(ms: number | null): string {
+  return ms === null ? "-" : new Date(ms).toISOString();
+}
+
+/** "2h 5m", "1.5 s", "120 ms": a short human duration. */
+export function formatDuration(ms: number): string {
+  const a = Math.abs(ms);
+  if (a < 1000) return `${Math.round(a)} ms`;
+  if (a < 60_000) return `${(a / 1000).toFixed(1)} s`;
+  const units: [string, number][] = [
+    ["d", 86_400_000],
+    ["h", 3_600_000],
+    ["m", 60_000],
+    ["s", 1000],
+  ];
+  const parts: string[] = [];
+  let rest = a;
+  for (const [name, size] of units) {
+    const n = Math.floor(rest / size);
+    if (n > 0 || parts.length > 0) parts.push(`${n}${name}`);
+    rest -= n * size;
+    if (parts.length === 2) break;
+  }
+  return parts.filter((p) => !/^0/.test(p)).join(" ");
+}
+
+/** "in 2h 5m" or "3m 2s ago". */
+export function formatRelative(ms: number, now: number): string {
+  const d = ms - now;
+  if (Math.abs(d) < 1) return "now";
+  return d > 0 ? `in ${formatDuration(d)}` : `${formatDuration(d)} ago`;
+}
+
+/** Left-aligned columns; `align` "r" right-aligns a column (numbers). */
+export function table(headers: string[], rows: string[][], align: ("l" | "r")[] = []): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => (align[i] === "r" ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].join("\n");
+}
+
+/** A bar of `value / max` of `width` cells, in eighths so small counts still show. */
+export function bar(value: number, max: number, width = 40): string {
+  if (value <= 0 || max <= 0) return "";
+  const eighths = Math.max(1, Math.round((value / max) * width * 8));
+  const full = Math.floor(eighths / 8);
+  const partial = eighths % 8;
+  return "█".repeat(full) + (partial > 0 ? (PARTIAL_BLOCKS[partial] ?? "") : "");
+}
+const PARTIAL_BLOCKS = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
+
+export function attemptsText(job: Pick<Job, "attempts" | "maxAttempts">): string {
+  return `${job.attempts}/${job.maxAttempts}`;
+}
+
+/** The job as printed by `show` and `add`: one "label  value" line per field. */
+export function describeJob(job: Job, timeZone: string, now: number): string {
+  const lines: [string, string][] = [
+    ["id", job.id],
+    ["status", job.status],
+    ["due", `${iso(job.dueAt)}  (${formatRelative(job.dueAt, now)})`],
+    [`due (${timeZone})`, formatInZone(job.dueAt, timeZone)],
+    ["bucket", iso(job.bucket)],
+    ["target", job.target],
+    ["payload", JSON.stringify(job.payload)],
+    ["key", job.key ?? "-"],
+    ["tenant", job.tenant],
+    ["attempts", attemptsText(job)],
+    [
+      "expire after",
+      job.expireAfterMs === null ? "never (fire however late)" : `${job.expireAfterMs} ms`,
+    ],
+    ["version", String(job.version)],
+    ["created", iso(job.createdAt)],
+    ["updated", iso(job.updatedAt)],
+  ];
+  if (job.firedAt !== null) {
+    lines.push(["fired", `${iso(job.firedAt)}  (lateness ${job.firedAt - job.dueAt} ms)`]);
+  }
+  if (job.finishedAt !== null) lines.push(["finished", iso(job.finishedAt)]);
+  if (job.leaseOwner !== null) {
+    lines.push([
+      "lease",
+      `${job.leaseOwner} until ${iso(job.leaseExpiresAt)} (fence ${job.fence})`,
+    ]);
+  }
+  if (job.lastError !== null) lines.push(["last error", job.lastError]);
+  if (job.lastResult !== null) lines.push(["last result", JSON.stringify(job.lastResult)]);
+  const w = Math.max(...lines.map(([l]) => l.length));
+  return lines.map(([l, v]) => `  ${l.padEnd(w)}  ${v}`).join("\n");
+}
+
+/** Status words padded for alignment in log lines. */
+export function statusWord(s: JobStatus | string): string {
+  return s.padEnd(9);
+}
+
+/** The p-th percentile (nearest rank) of ascending `sorted` values; 0 when empty. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(sorted.length, rank) - 1]!;
+}

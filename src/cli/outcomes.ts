@@ -1,0 +1,38 @@
+import type { RescheduleResult } from "../index.js";
+import { EXIT } from "./errors.js";
+import { out, outJson } from "./context.js";
+import { formatInZone, formatRelative } from "./format.js";
+
+/** Prints what a reschedule or retry did and returns its exit code. */
+export function reportMove(
+  r: RescheduleResult,
+  id: string,
+  o: { json?: boolean; timeZone: string; verb: "rescheduled" | "retrying" },
+): number {
+  if (o.json) outJson(r.outcome === "not-found" ? { outcome: r.outcome, id } : r);
+  switch (r.outcome) {
+    case "rescheduled":
+      if (!o.json) {
+        out(
+          `${o.verb}: job ${id} due ${new Date(r.job.dueAt).toISOString()} ` +
+            `(${formatInZone(r.job.dueAt, o.timeZone)}, ${formatRelative(r.job.dueAt, Date.now())}), version ${r.job.version}`,
+        );
+      }
+      return EXIT.ok;
+    case "too-late":
+      if (!o.json) {
+        out(
+          o.verb === "retrying"
+            ? `too-late: job ${id} is ${r.job.status}; only dead jobs can be retried`
+            : `too-late: job ${id} is ${r.job.status}; only pending jobs can be rescheduled`,
+        );
+      }
+      return EXIT.tooLate;
+    case "version-conflict":
+      if (!o.json) out(`version-conflict: job ${id} is at version ${r.job.version}`);
+      return EXIT.versionConflict;
+    case "not-found":
+      if (!o.json) out(`not-found: no job ${id}`);
+      return EXIT.notFound;
+  }
+}

@@ -1,0 +1,211 @@
+import type pg from "pg";
+
+/**
+ * PostgreSQL schema, one entry per version, each applied in its own transaction and
+ * recorded in `<schema>.migrations`. Never edit a released entry: add a new one.
+ *
+ * Layout (docs/operations-postgres.md has the long version):
+ *  - `jobs_live` holds pending jobs only, partitioned by due-time range, one partition per
+ *    bucket (made by partitions.ts), plus a DEFAULT partition so a job whose partition is
+ *    missing (far future, or a long-dropped past bucket) still lands. Index (due_at, id) is
+ *    the due-time index the claim reads; the primary key (shard, id, due_at) leads with the
+ *    shard, as a distributed PostgreSQL wants, and serves lookups by id.
+ *  - `jobs_claimed` holds claimed jobs: few rows (work in flight), keyed by (shard, id),
+ *    with the lease expiry indexed for the lease sweeper.
+ *  - `jobs_history` holds finished jobs, partitioned by finish time, so retention drops
+ *    whole partitions.
+ *  A transition moves a row between these tables in one statement, so a partition of
+ *  `jobs_live` that has come due empties as its jobs fire and is dropped, and the live
+ *  tables never carry finished rows (no unbounded bloat).
+ *  - `job_keys` makes idempotency keys unique per tenant among live jobs.
+ *  - `bucket_counts` (pending per bucket and tenant) and `history_counts` (finished per
+ *    history period, tenant and status) are kept by statement-level triggers over
+ *    transition tables: one counter write per (bucket, tenant) per statement, never a
+ *    count of rows. Counter upserts go in (key) order so concurrent statements lock them
+ *    in the same order.
+ */
+export function migrations(schema: string): readonly string[] {
+  const s = `"${schema}"`;
+  const cols = `
+    shard           integer NOT NULL,
+    id              text    NOT NULL,
+    tenant          text    NOT NULL,
+    key             text,
+    due_at          bigint  NOT NULL,
+    bucket          bigint  NOT NULL,
+    payload         text    NOT NULL,
+    target          text    NOT NULL,
+    target_options  text,
+    attempts        integer NOT NULL DEFAULT 0,
+    max_attempts    integer NOT NULL,
+    expire_after_ms bigint,
+    version         integer NOT NULL DEFAULT 1,
+    fence           bigint  NOT NULL DEFAULT 0,
+    last_error      text,
+    last_result     text,
+    created_at      bigint  NOT NULL,
+    updated_at      bigint  NOT NULL,
+    fired_at        bigint`;
+  return [
+    `
+    CREATE TABLE ${s}.meta (
+      name  text PRIMARY KEY,
+      value text NOT NULL
+    );
+
+    CREATE TABLE ${s}.jobs_live (${cols},
+      PRIMARY KEY (shard, id, due_at)
+    ) PARTITION BY RANGE (due_at);
+    CREATE INDEX jobs_live_due ON ${s}.jobs_live (due_at, id);
+    CREATE TABLE ${s}.jobs_live_default PARTITION OF ${s}.jobs_live DEFAULT;
+
+    CREATE TABLE ${s}.jobs_claimed (${cols},
+      lease_owner      text   NOT NULL,
+      lease_expires_at bigint NOT NULL,
+      PRIMARY KEY (shard, id)
+    ) WITH (autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_threshold = 500);
+    CREATE INDEX jobs_claimed_lease ON ${s}.jobs_claimed (lease_expires_at);
+    CREATE INDEX jobs_claimed_due ON ${s}.jobs_claimed (due_at, id);
+
+    CREATE TABLE ${s}.jobs_history (${cols},
+      status      text   NOT NULL,
+      finished_at bigint NOT NULL,
+      PRIMARY KEY (shard, id, finished_at)
+    ) PARTITION BY RANGE (finished_at);
+    CREATE INDEX jobs_history_due ON ${s}.jobs_history (due_at, id);
+    CREATE INDEX jobs_history_finished ON ${s}.jobs_history (finished_at);
+    CREATE TABLE ${s}.jobs_history_default PARTITION OF ${s}.jobs_history DEFAULT;
+
+    CREATE TABLE ${s}.job_keys (
+      tenant text    NOT NULL,
+      key    text    NOT NULL,
+      shard  integer NOT NULL,
+      id     text    NOT NULL,
+      PRIMARY KEY (tenant, key)
+    );
+
+    CREATE TABLE ${s}.bucket_counts (
+      bucket  bigint NOT NULL,
+      tenant  text   NOT NULL,
+      pending bigint NOT NULL,
+      PRIMARY KEY (bucket, tenant)
+    );
+
+    CREATE TABLE ${s}.history_counts (
+      period bigint NOT NULL,
+      tenant text   NOT NULL,
+      status text   NOT NULL,
+      n      bigint NOT NULL,
+      PRIMARY KEY (period, tenant, status)
+    );
+
+    CREATE FUNCTION ${s}.live_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO ${s}.bucket_counts AS c (bucket, tenant, pending)
+        SELECT bucket, tenant, count(*) FROM new_rows GROUP BY bucket, tenant ORDER BY 1, 2
+        ON CONFLICT (bucket, tenant) DO UPDATE SET pending = c.pending + excluded.pending;
+      RETURN NULL;
+    END $$;
+    CREATE TRIGGER live_inserted AFTER INSERT ON ${s}.jobs_live
+      REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${s}.live_inserted();
+
+    CREATE FUNCTION ${s}.live_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      WITH gone AS (
+        SELECT bucket, tenant, count(*) AS n FROM old_rows GROUP BY bucket, tenant ORDER BY 1, 2
+      ), dec AS (
+        UPDATE ${s}.bucket_counts c SET pending = c.pending - g.n
+        FROM gone g WHERE c.bucket = g.bucket AND c.tenant = g.tenant
+        RETURNING c.bucket, c.tenant, c.pending
+      )
+      DELETE FROM ${s}.bucket_counts c USING dec
+        WHERE c.bucket = dec.bucket AND c.tenant = dec.tenant AND dec.pending <= 0;
+      RETURN NULL;
+    END $$;
+    CREATE TRIGGER live_deleted AFTER DELETE ON ${s}.jobs_live
+      REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION ${s}.live_deleted();
+
+    CREATE FUNCTION ${s}.history_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE w bigint := (SELECT value::bigint FROM ${s}.meta WHERE name = 'history_width_ms');
+    BEGIN
+      INSERT INTO ${s}.history_counts AS c (period, tenant, status, n)
+        SELECT finished_at - ((finished_at % w) + w) % w,
+               tenant, status, count(*)
+        FROM new_rows GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+        ON CONFLICT (period, tenant, status) DO UPDATE SET n = c.n + excluded.n;
+      DELETE FROM ${s}.job_keys k USING new_rows r
+        WHERE r.key IS NOT NULL AND k.tenant = r.tenant AND k.key = r.key AND k.id = r.id;
+      RETURN NULL;
+    END $$;
+    CREATE TRIGGER history_inserted AFTER INSERT ON ${s}.jobs_history
+      REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${s}.history_inserted();
+
+    CREATE FUNCTION ${s}.history_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE w bigint := (SELECT value::bigint FROM ${s}.meta WHERE name = 'history_width_ms');
+    BEGIN
+      WITH gone AS (
+        SELECT finished_at - ((finished_at % w) + w) % w AS period,
+               tenant, status, count(*) AS n
+        FROM old_rows GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+      ), dec AS (
+        UPDATE ${s}.history_counts c SET n = c.n - g.n FROM gone g
+        WHERE c.period = g.period AND c.tenant = g.tenant AND c.status = g.status
+        RETURNING c.period, c.tenant, c.status, c.n
+      )
+      DELETE FROM ${s}.history_counts c USING dec
+        WHERE c.period = dec.period AND c.tenant = dec.tenant AND c.status = dec.status
+          AND dec.n <= 0;
+      RETURN NULL;
+    END $$;
+    CREATE TRIGGER history_deleted AFTER DELETE ON ${s}.jobs_history
+      REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION ${s}.history_deleted();
+
+    -- Shard leases (shard-leases.ts): nodes heartbeat; each shard is owned by one node.
+    CREATE TABLE ${s}.nodes (
+      node_id      text   PRIMARY KEY,
+      started_at   bigint NOT NULL,
+      heartbeat_at bigint NOT NULL,
+      expires_at   bigint NOT NULL
+    );
+    CREATE TABLE ${s}.shard_leases (
+      shard      integer PRIMARY KEY,
+      owner      text    NOT NULL,
+      expires_at bigint  NOT NULL,
+      acquired_at bigint NOT NULL
+    );
+    `,
+  ];
+}
+
+/**
+ * Applies pending migrations under a transaction-level advisory lock on the schema's name:
+ * nodes starting together wait for one another, and the second finds nothing to do.
+ */
+export async function applyMigrations(client: pg.ClientBase, schema: string): Promise<number> {
+  const all = migrations(schema);
+  const s = `"${schema}"`;
+  let applied = 0;
+  await client.query("BEGIN");
+  try {
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`duetime:migrate:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.migrations (
+      version    integer PRIMARY KEY,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const { rows } = await client.query<{ v: number | null }>(
+      `SELECT max(version) AS v FROM ${s}.migrations`,
+    );
+    const current = rows[0]?.v ?? 0;
+    for (let v = current; v < all.length; v++) {
+      await client.query(all[v]!);
+      await client.query(`INSERT INTO ${s}.migrations (version) VALUES ($1)`, [v + 1]);
+      applied++;
+    }
+    await client.query("COMMIT");
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw new Error(`migrating schema ${schema}`, { cause: err });
+  }
+  return applied;
+}

@@ -1,0 +1,134 @@
+import type { Job, JobStatus, JsonValue, NewJob } from "../../core/job.js";
+
+/** A job row as node-postgres returns it (bigint parsed to number by the pool's types). */
+export interface JobRow {
+  shard: number;
+  id: string;
+  tenant: string;
+  key: string | null;
+  status: JobStatus;
+  due_at: number;
+  bucket: number;
+  payload: string;
+  target: string;
+  target_options: string | null;
+  attempts: number;
+  max_attempts: number;
+  expire_after_ms: number | null;
+  version: number;
+  fence: number;
+  last_error: string | null;
+  last_result: string | null;
+  created_at: number;
+  updated_at: number;
+  fired_at: number | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  finished_at: number | null;
+}
+
+export function rowToJob(r: JobRow): Job {
+  return {
+    id: r.id,
+    tenant: r.tenant,
+    key: r.key,
+    status: r.status,
+    dueAt: r.due_at,
+    bucket: r.bucket,
+    shard: r.shard,
+    payload: JSON.parse(r.payload) as JsonValue,
+    target: r.target,
+    targetOptions:
+      r.target_options === null ? null : (JSON.parse(r.target_options) as Record<string, unknown>),
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    expireAfterMs: r.expire_after_ms,
+    version: r.version,
+    leaseOwner: r.lease_owner,
+    leaseExpiresAt: r.lease_expires_at,
+    fence: r.fence,
+    lastError: r.last_error,
+    lastResult: r.last_result === null ? null : (JSON.parse(r.last_result) as JsonValue),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    firedAt: r.fired_at,
+    finishedAt: r.finished_at,
+  };
+}
+
+/** The row a fresh insert produced, built without reading it back. */
+export function newJobRow(j: NewJob, now: number): Job {
+  return {
+    id: j.id,
+    tenant: j.tenant,
+    key: j.key,
+    status: "pending",
+    dueAt: j.dueAt,
+    bucket: j.bucket,
+    shard: j.shard,
+    payload: j.payload,
+    target: j.target,
+    targetOptions: j.targetOptions,
+    attempts: 0,
+    maxAttempts: j.maxAttempts,
+    expireAfterMs: j.expireAfterMs,
+    version: 1,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    fence: 0,
+    lastError: null,
+    lastResult: null,
+    createdAt: now,
+    updatedAt: now,
+    firedAt: null,
+    finishedAt: null,
+  };
+}
+
+/** Column arrays for the unnest insert, in the order of statements.liveInsert. */
+export function insertArrays(jobs: readonly NewJob[], now: number): unknown[] {
+  const n = jobs.length;
+  const shard = new Array<number>(n);
+  const id = new Array<string>(n);
+  const tenant = new Array<string>(n);
+  const key = new Array<string | null>(n);
+  const due = new Array<number>(n);
+  const bucket = new Array<number>(n);
+  const payload = new Array<string>(n);
+  const target = new Array<string>(n);
+  const targetOptions = new Array<string | null>(n);
+  const maxAttempts = new Array<number>(n);
+  const expireAfter = new Array<number | null>(n);
+  for (let i = 0; i < n; i++) {
+    const j = jobs[i]!;
+    shard[i] = j.shard;
+    id[i] = j.id;
+    tenant[i] = j.tenant;
+    key[i] = j.key;
+    due[i] = j.dueAt;
+    bucket[i] = j.bucket;
+    payload[i] = JSON.stringify(j.payload);
+    target[i] = j.target;
+    targetOptions[i] = j.targetOptions === null ? null : JSON.stringify(j.targetOptions);
+    maxAttempts[i] = j.maxAttempts;
+    expireAfter[i] = j.expireAfterMs;
+  }
+  return [
+    shard,
+    id,
+    tenant,
+    key,
+    due,
+    bucket,
+    payload,
+    target,
+    targetOptions,
+    maxAttempts,
+    expireAfter,
+    now,
+  ];
+}
+
+export function byDue(a: Job, b: Job): number {
+  return a.dueAt - b.dueAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}

@@ -1,0 +1,241 @@
+/**
+ * Every SQL statement of the PostgreSQL store, one per operation, built once per schema.
+ * Each says what it relies on. Statements are sent unnamed, so PostgreSQL plans them with
+ * the actual parameter values: partition pruning happens at plan time (a generic plan of
+ * a partitioned table would lock every partition on each execution).
+ *
+ * Dialect notes against src/stores/sqlite/statements.ts: SQLite keeps every job in one
+ * table and a separate hot index; here a transition moves the row between `jobs_live`
+ * (pending), `jobs_claimed` and `jobs_history` in one statement (data-modifying CTEs), so
+ * each table holds one kind of row and its indexes need no status predicate.
+ */
+
+/** Columns every job table has, in table order. */
+const COLS = `shard, id, tenant, key, due_at, bucket, payload, target, target_options, attempts,
+  max_attempts, expire_after_ms, version, fence, last_error, last_result, created_at,
+  updated_at, fired_at`;
+
+/** A row of any table as a full job row (rows.ts turns it into a Job). */
+const AS_PENDING = `${COLS}, 'pending'::text AS status, NULL::text AS lease_owner,
+  NULL::bigint AS lease_expires_at, NULL::bigint AS finished_at`;
+const AS_CLAIMED = `${COLS}, 'claimed'::text AS status, lease_owner, lease_expires_at,
+  NULL::bigint AS finished_at`;
+const AS_HISTORY = `${COLS}, status, NULL::text AS lease_owner, NULL::bigint AS lease_expires_at,
+  finished_at`;
+
+export type Statements = ReturnType<typeof statements>;
+
+export function statements(schema: string) {
+  const s = `"${schema}"`;
+  return {
+    metaGet: `SELECT value FROM ${s}.meta WHERE name = $1`,
+    metaInsert: `INSERT INTO ${s}.meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
+
+    /**
+     * Bulk insert: one statement for the whole batch, arrays unnested server-side (no
+     * per-row round trip or statement). Routed to partitions by due_at; the statement
+     * trigger live_inserted adds one counter row per (bucket, tenant).
+     */
+    liveInsert: `INSERT INTO ${s}.jobs_live (shard, id, tenant, key, due_at, bucket, payload,
+        target, target_options, max_attempts, expire_after_ms, created_at, updated_at)
+      SELECT u.shard, u.id, u.tenant, u.key, u.due_at, u.bucket, u.payload, u.target,
+        u.target_options, u.max_attempts, u.expire_after_ms, $12, $12
+      FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
+        $7::text[], $8::text[], $9::text[], $10::int[], $11::bigint[])
+        AS u(shard, id, tenant, key, due_at, bucket, payload, target, target_options,
+          max_attempts, expire_after_ms)`,
+
+    /** Primary key of job_keys: a key taken by a live job makes the insert a no-op. */
+    keysClaim: `INSERT INTO ${s}.job_keys (tenant, key, shard, id)
+      SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[])
+      ON CONFLICT (tenant, key) DO NOTHING
+      RETURNING id`,
+    keysLookup: `SELECT k.tenant, k.key, k.shard, k.id FROM ${s}.job_keys k
+      JOIN unnest($1::text[], $2::text[]) AS u(tenant, key) ON k.tenant = u.tenant AND k.key = u.key`,
+
+    /**
+     * One job by (shard, id): the claimed table's primary key, then the primary key
+     * prefix of every live and history partition (the id does not tell the due or finish
+     * time, so these partitions cannot be pruned; a probe per partition, off the hot path).
+     */
+    jobById: `SELECT ${AS_CLAIMED} FROM ${s}.jobs_claimed WHERE shard = $1 AND id = $2
+      UNION ALL SELECT ${AS_PENDING} FROM ${s}.jobs_live WHERE shard = $1 AND id = $2
+      UNION ALL SELECT ${AS_HISTORY} FROM ${s}.jobs_history WHERE shard = $1 AND id = $2
+      LIMIT 1`,
+    liveJobsByIds: `SELECT ${AS_CLAIMED} FROM ${s}.jobs_claimed
+        WHERE (shard, id) IN (SELECT * FROM unnest($1::int[], $2::text[]))
+      UNION ALL SELECT ${AS_PENDING} FROM ${s}.jobs_live
+        WHERE (shard, id) IN (SELECT * FROM unnest($1::int[], $2::text[]))`,
+
+    /**
+     * The claim, one statement: the due prefix of index (due_at, id) across the partitions
+     * that can hold due rows (plan-time pruning drops every partition starting after
+     * $1; the default partition is read by the same index), oldest first, bounded by $2,
+     * FOR UPDATE SKIP LOCKED so concurrent claimers split the prefix instead of queueing;
+     * then the rows move to jobs_claimed with the lease, fence + 1 and attempts + 1.
+     */
+    claimDue: `WITH due AS (
+        SELECT shard, id, due_at FROM ${s}.jobs_live
+        WHERE due_at <= $1 AND ($5::int[] IS NULL OR shard = ANY($5::int[]))
+        ORDER BY due_at, id
+        LIMIT $2
+        FOR UPDATE SKIP LOCKED
+      ), moved AS (
+        DELETE FROM ${s}.jobs_live l USING due
+        WHERE l.due_at <= $1 AND l.shard = due.shard AND l.id = due.id AND l.due_at = due.due_at
+        RETURNING l.*
+      )
+      INSERT INTO ${s}.jobs_claimed (${COLS}, lease_owner, lease_expires_at)
+      SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
+        attempts + 1, max_attempts, expire_after_ms, version + 1, fence + 1, last_error,
+        last_result, created_at, $4, fired_at, $3, $4 + $6
+      FROM moved
+      RETURNING ${AS_CLAIMED}`,
+
+    /**
+     * Settlements of a batch, one statement: each applies only while the job is still
+     * claimed under the same fence (primary key of jobs_claimed plus the fence check);
+     * finished jobs move to history, retries back to jobs_live at their new due time.
+     */
+    settle: `WITH st AS (
+        SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::text[], $5::text[],
+          $6::text[], $7::bigint[], $8::bigint[], $9::bigint[])
+          AS st(id, shard, fence, outcome, result, error, fired_at, retry_at, retry_bucket)
+      ), done AS (
+        DELETE FROM ${s}.jobs_claimed c USING st
+        WHERE c.shard = st.shard AND c.id = st.id AND c.fence = st.fence
+        RETURNING c.*, st.outcome, st.result AS st_result, st.error AS st_error,
+          st.fired_at AS st_fired_at, st.retry_at, st.retry_bucket
+      ), finished AS (
+        INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
+        SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
+          attempts, max_attempts, expire_after_ms, version + 1, fence,
+          CASE WHEN outcome = 'succeeded' THEN NULL ELSE st_error END,
+          CASE WHEN outcome = 'succeeded' THEN st_result ELSE NULL END,
+          created_at, $10, COALESCE(st_fired_at, fired_at), outcome, $10
+        FROM done WHERE outcome <> 'retry'
+      ), retried AS (
+        INSERT INTO ${s}.jobs_live (${COLS})
+        SELECT shard, id, tenant, key, retry_at, retry_bucket, payload, target, target_options,
+          attempts, max_attempts, expire_after_ms, version + 1, fence, st_error, last_result,
+          created_at, $10, st_fired_at
+        FROM done WHERE outcome = 'retry'
+      )
+      SELECT id, fence FROM done`,
+
+    /** Cancel: only a pending job (a row of jobs_live) can be cancelled. */
+    cancel: `WITH del AS (
+        DELETE FROM ${s}.jobs_live WHERE shard = $1 AND id = $2
+          AND ($3::text IS NULL OR tenant = $3) RETURNING *
+      )
+      INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
+      SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options, attempts,
+        max_attempts, expire_after_ms, version + 1, fence, last_error, last_result, created_at,
+        $4, fired_at, 'cancelled', $4
+      FROM del
+      RETURNING ${AS_HISTORY}`,
+
+    /** Reschedule: delete and re-insert, so the row moves to its new partition and bucket. */
+    reschedule: `WITH del AS (
+        DELETE FROM ${s}.jobs_live WHERE shard = $1 AND id = $2
+          AND ($3::text IS NULL OR tenant = $3) AND ($4::int IS NULL OR version = $4)
+        RETURNING *
+      )
+      INSERT INTO ${s}.jobs_live (${COLS})
+      SELECT shard, id, tenant, key, $5, $6, payload, target, target_options, attempts,
+        max_attempts, expire_after_ms, version + 1, fence, last_error, last_result, created_at,
+        $7, fired_at
+      FROM del
+      RETURNING ${AS_PENDING}`,
+
+    /** Retry a dead job: history -> live with a fresh attempt budget; its key is live again. */
+    retryDead: `WITH del AS (
+        DELETE FROM ${s}.jobs_history WHERE shard = $1 AND id = $2 AND status = 'dead'
+          AND ($3::text IS NULL OR tenant = $3) AND ($4::int IS NULL OR version = $4)
+        RETURNING *
+      ), ins AS (
+        INSERT INTO ${s}.jobs_live (${COLS})
+        SELECT shard, id, tenant, key, $5, $6, payload, target, target_options, 0,
+          max_attempts, expire_after_ms, version + 1, fence, last_error, last_result, created_at,
+          $7, fired_at
+        FROM del
+        RETURNING *
+      ), k AS (
+        INSERT INTO ${s}.job_keys (tenant, key, shard, id)
+        SELECT tenant, key, shard, id FROM ins WHERE key IS NOT NULL
+        ON CONFLICT (tenant, key) DO NOTHING
+      )
+      SELECT ${AS_PENDING} FROM ins`,
+
+    /**
+     * Expired leases (index jobs_claimed_lease), oldest first, SKIP LOCKED so two sweepers
+     * split the work: back to jobs_live (same due time) or to history as dead when no
+     * attempts are left. The fence stays: only a claim bumps it.
+     */
+    leasesExpire: `WITH exp AS (
+        SELECT shard, id FROM ${s}.jobs_claimed WHERE lease_expires_at <= $1
+        ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED
+      ), del AS (
+        DELETE FROM ${s}.jobs_claimed c USING exp WHERE c.shard = exp.shard AND c.id = exp.id
+        RETURNING c.*
+      ), dead AS (
+        INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
+        SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options, attempts,
+          max_attempts, expire_after_ms, version + 1, fence, $3, NULL, created_at, $1, fired_at,
+          'dead', $1
+        FROM del WHERE attempts >= max_attempts
+        RETURNING 1
+      ), requeued AS (
+        INSERT INTO ${s}.jobs_live (${COLS})
+        SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options, attempts,
+          max_attempts, expire_after_ms, version + 1, fence, $3, last_result, created_at, $1,
+          fired_at
+        FROM del WHERE attempts < max_attempts
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM dead)::int AS dead, (SELECT count(*) FROM requeued)::int AS requeued`,
+
+    /**
+     * Earliest pending due time: the earliest bucket from the counters (primary key of
+     * bucket_counts), then the first entry of index (due_at, id) inside that bucket's
+     * range (its partition and the default one, pruned at run time). Never a scan.
+     */
+    nextDue: `WITH b AS (SELECT min(bucket) AS bucket FROM ${s}.bucket_counts)
+      SELECT (SELECT bucket FROM b) AS bucket,
+        (SELECT min(due_at) FROM ${s}.jobs_live
+          WHERE due_at >= (SELECT bucket FROM b) AND due_at < (SELECT bucket FROM b) + $1) AS due_at`,
+
+    bucketCounts: `SELECT bucket, sum(pending)::bigint AS pending FROM ${s}.bucket_counts
+      WHERE bucket >= $1 AND bucket < $2 AND ($3::text IS NULL OR tenant = $3)
+      GROUP BY bucket HAVING sum(pending) > 0 ORDER BY bucket`,
+
+    /** Pending from the bucket counters, claimed by counting jobs_claimed (work in flight), history from its counters. */
+    statusCounts: `SELECT 'pending' AS status, COALESCE(sum(pending), 0)::bigint AS n
+        FROM ${s}.bucket_counts WHERE ($1::text IS NULL OR tenant = $1)
+      UNION ALL SELECT 'claimed', count(*) FROM ${s}.jobs_claimed
+        WHERE ($1::text IS NULL OR tenant = $1)
+      UNION ALL SELECT status, sum(n)::bigint FROM ${s}.history_counts
+        WHERE ($1::text IS NULL OR tenant = $1) GROUP BY status`,
+
+    /** Listing: index (due_at, id) of each table, partitions pruned to [from, to). */
+    listPending: `SELECT ${AS_PENDING} FROM ${s}.jobs_live
+      WHERE due_at >= $1 AND due_at < $2 AND (due_at, id) > ($3, $4)
+        AND ($5::text IS NULL OR tenant = $5)
+      ORDER BY due_at, id LIMIT $6`,
+    listClaimed: `SELECT ${AS_CLAIMED} FROM ${s}.jobs_claimed
+      WHERE due_at >= $1 AND due_at < $2 AND (due_at, id) > ($3, $4)
+        AND ($5::text IS NULL OR tenant = $5)
+      ORDER BY due_at, id LIMIT $6`,
+    listHistory: `SELECT ${AS_HISTORY} FROM ${s}.jobs_history
+      WHERE due_at >= $1 AND due_at < $2 AND (due_at, id) > ($3, $4)
+        AND ($5::text IS NULL OR tenant = $5) AND status = ANY($7::text[])
+      ORDER BY due_at, id LIMIT $6`,
+
+    /** Row-by-row purge, only for what partition drops leave (index jobs_history_finished). */
+    historyDeleteOldest: `DELETE FROM ${s}.jobs_history h USING (
+        SELECT shard, id, finished_at FROM ${s}.jobs_history WHERE finished_at < $1
+        ORDER BY finished_at LIMIT $2
+      ) o
+      WHERE h.finished_at < $1 AND h.shard = o.shard AND h.id = o.id AND h.finished_at = o.finished_at`,
+  } as const;
+}

@@ -1,0 +1,303 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { InvalidJobError } from "../../src/core/errors.js";
+import type { Job } from "../../src/core/job.js";
+import { makeHarness, record } from "../support/harness.js";
+
+const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+let h: ReturnType<typeof makeHarness>;
+afterEach(async () => {
+  await h?.close();
+});
+
+describe("Scheduler firing (manual clock, real SQLite)", () => {
+  it("fires each job at its due millisecond and never earlier", async () => {
+    h = makeHarness();
+    const firedAt = new Map<string, number>();
+    h.scheduler.handle("remind", (job) => {
+      firedAt.set(job.id, h.clock.now());
+    });
+    const dues = [T0 + 100, T0 + 1500, T0 + 1501, T0 + 45_000];
+    const jobs = await h.scheduler.scheduleMany(dues.map((dueAt) => ({ dueAt, target: "remind" })));
+    const events = record(h.scheduler, "fired");
+    h.scheduler.start();
+    await h.clock.advanceTo(T0 + 99);
+    expect(firedAt.size).toBe(0);
+    await h.clock.advanceTo(T0 + 100);
+    expect(firedAt.get(jobs[0]!.job.id)).toBe(T0 + 100);
+    await h.clock.advanceTo(T0 + 1500);
+    expect(firedAt.size).toBe(2);
+    await h.clock.advanceTo(T0 + 60_000);
+    expect(firedAt.size).toBe(4);
+    for (const { job } of jobs) expect(firedAt.get(job.id)).toBe(job.dueAt);
+    expect(events.map((e) => e.args.latenessMs)).toEqual([0, 0, 0, 0]);
+    for (const { job } of jobs) {
+      expect(await h.scheduler.get(job.id)).toMatchObject({
+        status: "succeeded",
+        attempts: 1,
+        firedAt: job.dueAt,
+      });
+    }
+  });
+
+  it("wakes at once when a write moves the earliest due time earlier", async () => {
+    h = makeHarness({ maxIdleMs: 3_600_000 });
+    const fired: number[] = [];
+    h.scheduler.handle("t", () => {
+      fired.push(h.clock.now());
+    });
+    await h.scheduler.schedule({ dueAt: T0 + 2 * HOUR, target: "t" });
+    h.scheduler.start();
+    await h.clock.advance(10);
+    // the watcher now sleeps until the far job; a nearer one must cut that sleep short
+    const { job } = await h.scheduler.schedule({ delayMs: 50, target: "t" });
+    await h.clock.advanceTo(job.dueAt);
+    expect(fired).toEqual([job.dueAt]);
+  });
+
+  it("retries with exponential backoff and jitter, then records the job dead with its last error", async () => {
+    h = makeHarness({ backoffBaseMs: 1000, maxAttempts: 3 });
+    const attempts: number[] = [];
+    h.scheduler.handle("flaky", (_job, ctx) => {
+      attempts.push(h.clock.now());
+      throw new Error(`boom ${ctx.attempt}`);
+    });
+    const events = record(h.scheduler, "failed", "dead");
+    const { job } = await h.scheduler.schedule({ dueAt: T0 + 10, target: "flaky" });
+    h.scheduler.start();
+    await h.clock.advanceTo(T0 + 60_000);
+    expect(attempts.length).toBe(3);
+    const gap1 = attempts[1]! - attempts[0]!;
+    const gap2 = attempts[2]! - attempts[1]!;
+    expect(gap1).toBeGreaterThanOrEqual(500);
+    expect(gap1).toBeLessThanOrEqual(1000);
+    expect(gap2).toBeGreaterThanOrEqual(1000);
+    expect(gap2).toBeLessThanOrEqual(2000);
+    expect(events.map((e) => e.kind)).toEqual(["failed", "failed", "dead"]);
+    expect(await h.scheduler.get(job.id)).toMatchObject({
+      status: "dead",
+      attempts: 3,
+      lastError: "boom 3",
+    });
+  });
+
+  it("a job with no registered handler goes dead with a clear error", async () => {
+    h = makeHarness();
+    const { job } = await h.scheduler.schedule({ dueAt: T0, target: "nobody" });
+    h.scheduler.start();
+    await h.clock.advance(10);
+    expect(await h.scheduler.get(job.id)).toMatchObject({
+      status: "dead",
+      lastError: 'no handler registered for target "nobody"',
+    });
+  });
+
+  it("a handler that hangs past its timeout fails the attempt and is retried", async () => {
+    h = makeHarness({ handlerTimeoutMs: 5000, leaseMs: 60_000, backoffBaseMs: 100 });
+    let calls = 0;
+    h.scheduler.handle("slow", async (_job, ctx) => {
+      calls++;
+      if (calls === 1) {
+        await new Promise((_, reject) =>
+          ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)),
+        );
+      }
+      return "ok";
+    });
+    const { job } = await h.scheduler.schedule({ dueAt: T0 + 1, target: "slow" });
+    h.scheduler.start();
+    await h.clock.advance(4000);
+    expect((await h.scheduler.get(job.id))!.status).toBe("claimed");
+    await h.clock.advance(2000);
+    await h.clock.advance(1000);
+    expect(calls).toBe(2);
+    expect(await h.scheduler.get(job.id)).toMatchObject({
+      status: "succeeded",
+      lastResult: "ok",
+      lastError: "handler timed out after 5000 ms",
+    });
+  });
+
+  it("never runs more handlers at once than the concurrency limit", async () => {
+    h = makeHarness({ concurrency: 3 });
+    let running = 0;
+    let peak = 0;
+    const release: (() => void)[] = [];
+    h.scheduler.handle("t", async () => {
+      running++;
+      peak = Math.max(peak, running);
+      await new Promise<void>((r) => release.push(r));
+      running--;
+    });
+    await h.scheduler.scheduleMany(Array.from({ length: 10 }, () => ({ dueAt: T0, target: "t" })));
+    const fired = record(h.scheduler, "fired");
+    h.scheduler.start();
+    await h.clock.advance(5);
+    expect(running).toBe(3);
+    while (fired.length < 10) {
+      release.splice(0).forEach((r) => r());
+      await h.clock.advance(1);
+    }
+    expect(peak).toBe(3);
+  });
+});
+
+describe("catch-up after downtime", () => {
+  it("fires a 3-day backlog oldest first in bounded batches, expiring only jobs whose policy says so", async () => {
+    h = makeHarness({ claimBatchSize: 50, stageBatchSize: 40 });
+    const order: number[] = [];
+    h.scheduler.handle("t", (job: Job) => {
+      order.push(job.dueAt);
+    });
+    const inputs = [];
+    for (let hr = 0; hr < 72; hr++) {
+      for (const min of [59, 0, 30])
+        inputs.push({ dueAt: T0 + hr * HOUR + min * 60_000, target: "t" });
+    }
+    const strict = { dueAt: T0 + 5 * 60_000, target: "t", expireAfterMs: 60_000 };
+    const [strictJob, ...rest] = await h.scheduler.scheduleMany([strict, ...inputs.reverse()]);
+    // the process was down for 3 days
+    h.clock.set(T0 + 3 * DAY + 1000);
+    const events = record(h.scheduler, "fired", "expired");
+    h.scheduler.start();
+    while (events.length < rest.length + 1) await h.clock.advance(1);
+    expect(order).toEqual(inputs.map((i) => i.dueAt).sort((a, b) => a - b));
+    const expired = events.filter((e) => e.kind === "expired");
+    expect(expired.map((e) => e.args.job.id)).toEqual([strictJob!.job.id]);
+    expect(await h.scheduler.get(strictJob!.job.id)).toMatchObject({ status: "expired" });
+    const lateness = events.filter((e) => e.kind === "fired").map((e) => e.args.latenessMs);
+    expect(Math.max(...lateness)).toBeGreaterThan(2 * DAY);
+    const stats = await h.scheduler.stats();
+    expect(stats.counts).toMatchObject({ pending: 0, claimed: 0, succeeded: 216, expired: 1 });
+  });
+
+  it("loses nothing at a bucket boundary: jobs a few ms either side fire on their millisecond", async () => {
+    h = makeHarness({ bucketWidthMs: 60_000, stageAheadMs: 1000, horizonMs: 200 });
+    const boundary = T0 + 60_000;
+    const dues = [-3, -2, -1, 0, 1, 2, 3].map((d) => boundary + d);
+    const fired = new Map<number, number>();
+    h.scheduler.handle("t", (job) => {
+      fired.set(job.dueAt, h.clock.now());
+    });
+    await h.scheduler.scheduleMany(dues.map((dueAt) => ({ dueAt, target: "t" })));
+    h.scheduler.start();
+    await h.clock.advanceTo(boundary + 10);
+    expect([...fired.keys()].sort()).toEqual(dues);
+    for (const [due, at] of fired) expect(at).toBe(due);
+  });
+
+  it("a job scheduled into an overdue bucket while the watcher runs is not skipped", async () => {
+    h = makeHarness({ bucketWidthMs: 60_000 });
+    const fired: string[] = [];
+    h.scheduler.handle("t", (job) => {
+      fired.push(job.id);
+    });
+    h.scheduler.start();
+    await h.clock.advance(5 * 60_000);
+    const { job } = await h.scheduler.schedule({ dueAt: T0 + 30_000, target: "t" });
+    await h.clock.advance(5);
+    expect(fired).toEqual([job.id]);
+  });
+});
+
+describe("stopping", () => {
+  it("hands back claimed jobs that have not started, attempt not counted", async () => {
+    h = makeHarness({ horizonMs: 1000 });
+    h.scheduler.handle("t", () => undefined);
+    const { job } = await h.scheduler.schedule({ dueAt: T0 + 800, target: "t" });
+    h.scheduler.start();
+    await h.clock.advance(1);
+    expect(await h.scheduler.get(job.id)).toMatchObject({ status: "claimed" });
+    await h.scheduler.stop();
+    expect(await h.scheduler.get(job.id)).toMatchObject({
+      status: "pending",
+      attempts: 0,
+      leaseOwner: null,
+    });
+  });
+});
+
+describe("the library surface", () => {
+  it("validates every job of scheduleMany before storing any", async () => {
+    h = makeHarness();
+    const bad = h.scheduler.scheduleMany([
+      { dueAt: T0 + 1, target: "t" },
+      { dueAt: "next blursday", target: "t" },
+    ]);
+    await expect(bad).rejects.toThrow(InvalidJobError);
+    await expect(bad).rejects.toThrow(/^jobs\[1\]\.dueAt: expected .*, received "next blursday"$/);
+    expect((await h.scheduler.stats()).counts.pending).toBe(0);
+  });
+
+  it("rejects oversized payloads and unknown fields, naming the field", async () => {
+    h = makeHarness({ maxPayloadBytes: 100 });
+    await expect(
+      h.scheduler.schedule({ dueAt: T0, target: "t", payload: "x".repeat(200) }),
+    ).rejects.toThrow("payload: expected JSON of at most 100 bytes, received 202 bytes");
+    await expect(
+      h.scheduler.schedule({ dueAt: T0, target: "t", colour: "red" } as never),
+    ).rejects.toThrow(/^colour: expected no such field/);
+  });
+
+  it("lists in due order with a cursor, reschedules with a version check and cancels definitely", async () => {
+    h = makeHarness();
+    const made = await h.scheduler.scheduleMany(
+      Array.from({ length: 12 }, (_, i) => ({ dueAt: T0 + (12 - i) * 60_000, target: "t" })),
+    );
+    const all: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await h.scheduler.list({ limit: 5, ...(cursor ? { cursor } : {}) });
+      all.push(...page.jobs.map((j) => j.id));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(all).toEqual(made.map((m) => m.job.id).reverse());
+
+    const target = made[0]!.job;
+    const stale = await h.scheduler.reschedule(target.id, "in 2 hours", { expectedVersion: 99 });
+    expect(stale.outcome).toBe("version-conflict");
+    const moved = await h.scheduler.reschedule(target.id, "in 2 hours", { expectedVersion: 1 });
+    expect(moved).toMatchObject({
+      outcome: "rescheduled",
+      job: { dueAt: T0 + 2 * HOUR, version: 2 },
+    });
+    expect(await h.scheduler.cancel(target.id)).toMatchObject({ outcome: "cancelled" });
+    expect(await h.scheduler.cancel(target.id)).toMatchObject({ outcome: "too-late" });
+    expect(await h.scheduler.cancel("01ARZ3NDEKTSV4RRFFQ69G5FAV")).toEqual({
+      outcome: "not-found",
+    });
+  });
+
+  it("retries a dead job on request", async () => {
+    h = makeHarness({ maxAttempts: 1 });
+    let fail = true;
+    h.scheduler.handle("t", () => {
+      if (fail) throw new Error("down");
+      return "up";
+    });
+    const { job } = await h.scheduler.schedule({ dueAt: T0, target: "t" });
+    h.scheduler.start();
+    await h.clock.advance(5);
+    expect((await h.scheduler.get(job.id))!.status).toBe("dead");
+    fail = false;
+    expect(await h.scheduler.retry(job.id)).toMatchObject({ outcome: "rescheduled" });
+    await h.clock.advance(5);
+    expect(await h.scheduler.get(job.id)).toMatchObject({ status: "succeeded", lastResult: "up" });
+  });
+
+  it("removes history older than the retention period", async () => {
+    h = makeHarness({ retentionMs: DAY });
+    h.scheduler.handle("t", () => undefined);
+    const { job } = await h.scheduler.schedule({ dueAt: T0, target: "t" });
+    const later = await h.scheduler.schedule({ dueAt: T0 + 2 * DAY, target: "t" });
+    h.scheduler.start();
+    await h.clock.advance(10);
+    expect(await h.scheduler.purgeHistory()).toBe(0);
+    h.clock.set(T0 + DAY + 1000);
+    expect(await h.scheduler.purgeHistory()).toBe(1);
+    expect(await h.scheduler.get(job.id)).toBeNull();
+    expect(await h.scheduler.get(later.job.id)).toMatchObject({ status: "pending" });
+  });
+});
