@@ -16,11 +16,11 @@ export interface HandlerContext {
   readonly latenessMs: number;
 }
 
-/** Runs a job. What it resolves to is kept as the job's result; a throw is a failed attempt. */
-export type Handler = (
-  job: Job,
-  ctx: HandlerContext,
-) => Promise<JsonValue | void> | JsonValue | void;
+/**
+ * Runs a job. What it resolves to is kept as the job's result (as JSON; undefined is null);
+ * a throw or a rejection is a failed attempt.
+ */
+export type Handler = (job: Job, ctx: HandlerContext) => unknown;
 
 /** What happened to a job, reported to the scheduler's events once recorded. */
 export type DispatchOutcome =
@@ -122,7 +122,7 @@ export class Dispatcher {
       error = `no handler registered for target ${JSON.stringify(job.target)}`;
     } else {
       try {
-        result = (await this.runHandler(handler, job, latenessMs)) ?? null;
+        result = toJsonResult(await this.runHandler(handler, job, latenessMs));
       } catch (err) {
         error = err instanceof Error ? err.message || err.name : String(err);
       }
@@ -150,11 +150,7 @@ export class Dispatcher {
     this.d.onOutcome({ kind: "failed", job, latenessMs, error, retryAt, applied });
   }
 
-  private async runHandler(
-    handler: Handler,
-    job: Job,
-    latenessMs: number,
-  ): Promise<JsonValue | void> {
+  private async runHandler(handler: Handler, job: Job, latenessMs: number): Promise<unknown> {
     const timeout = new AbortController();
     const signal = AbortSignal.any([timeout.signal, this.stopController.signal]);
     let timer: TimerHandle | undefined;
@@ -173,5 +169,16 @@ export class Dispatcher {
     } finally {
       if (timer) this.d.clock.clearTimer(timer);
     }
+  }
+}
+
+/** A handler's return value as JSON (null when it returned nothing or something not JSON). */
+function toJsonResult(value: unknown): JsonValue | null {
+  if (value === undefined) return null;
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? null : (JSON.parse(text) as JsonValue);
+  } catch {
+    return null;
   }
 }
