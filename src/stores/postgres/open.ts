@@ -1,10 +1,22 @@
 import type { Store } from "../../store/store.js";
-import { InvalidOptionError } from "../../core/errors.js";
+import { PostgresStore } from "./postgres-store.js";
 
-/** Placeholder until the PostgreSQL store lands: refuses clearly instead of failing later. */
+/**
+ * Opens the PostgreSQL store from a URL (`postgres://...` or `postgresql://...`). A
+ * `?schema=name` query parameter picks the schema (default "duetime"); it is removed before
+ * connecting. `bucketWidthMs` applies to a new schema; when omitted, an existing schema keeps
+ * the width it was created with and a new one gets the PostgreSQL default (one day).
+ */
 export async function openPostgresStore(
   url: string,
-  _opts: { bucketWidthMs: number },
+  opts: { bucketWidthMs?: number; schema?: string } = {},
 ): Promise<Store> {
-  throw new InvalidOptionError("db", "a SQLite path (the PostgreSQL store is not built yet)", url);
+  const parsed = new URL(url);
+  const schema = opts.schema ?? parsed.searchParams.get("schema") ?? undefined;
+  parsed.searchParams.delete("schema");
+  return PostgresStore.open({
+    url: parsed.toString(),
+    ...(schema === undefined ? {} : { schema }),
+    ...(opts.bucketWidthMs === undefined ? {} : { bucketWidthMs: opts.bucketWidthMs }),
+  });
 }

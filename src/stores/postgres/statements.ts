@@ -39,7 +39,7 @@ export function statements(schema: string) {
     liveInsert: `INSERT INTO ${s}.jobs_live (shard, id, tenant, key, due_at, bucket, payload,
         target, target_options, max_attempts, expire_after_ms, created_at, updated_at)
       SELECT u.shard, u.id, u.tenant, u.key, u.due_at, u.bucket, u.payload, u.target,
-        u.target_options, u.max_attempts, u.expire_after_ms, $12, $12
+        u.target_options, u.max_attempts, u.expire_after_ms, $12::bigint, $12::bigint
       FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
         $7::text[], $8::text[], $9::text[], $10::int[], $11::bigint[])
         AS u(shard, id, tenant, key, due_at, bucket, payload, target, target_options,
@@ -76,9 +76,9 @@ export function statements(schema: string) {
      */
     claimDue: `WITH due AS (
         SELECT shard, id, due_at FROM ${s}.jobs_live
-        WHERE due_at <= $1 AND ($5::int[] IS NULL OR shard = ANY($5::int[]))
+        WHERE due_at <= $1::bigint AND ($5::int[] IS NULL OR shard = ANY($5::int[]))
         ORDER BY due_at, id
-        LIMIT $2
+        LIMIT $2::int
         FOR UPDATE SKIP LOCKED
       ), moved AS (
         DELETE FROM ${s}.jobs_live l USING due
@@ -88,14 +88,15 @@ export function statements(schema: string) {
       INSERT INTO ${s}.jobs_claimed (${COLS}, lease_owner, lease_expires_at)
       SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
         attempts + 1, max_attempts, expire_after_ms, version + 1, fence + 1, last_error,
-        last_result, created_at, $4, fired_at, $3, $4 + $6
+        last_result, created_at, $4::bigint, fired_at, $3::text, $4::bigint + $6::bigint
       FROM moved
       RETURNING ${AS_CLAIMED}`,
 
     /**
      * Settlements of a batch, one statement: each applies only while the job is still
      * claimed under the same fence (primary key of jobs_claimed plus the fence check);
-     * finished jobs move to history, retries back to jobs_live at their new due time.
+     * finished jobs move to history, retries back to jobs_live at their new due time, and
+     * released (unstarted) claims back to jobs_live as they were, the attempt not counted.
      */
     settle: `WITH st AS (
         SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::text[], $5::text[],
@@ -112,13 +113,19 @@ export function statements(schema: string) {
           attempts, max_attempts, expire_after_ms, version + 1, fence,
           CASE WHEN outcome = 'succeeded' THEN NULL ELSE st_error END,
           CASE WHEN outcome = 'succeeded' THEN st_result ELSE NULL END,
-          created_at, $10, COALESCE(st_fired_at, fired_at), outcome, $10
-        FROM done WHERE outcome <> 'retry'
+          created_at, $10::bigint, COALESCE(st_fired_at, fired_at), outcome, $10::bigint
+        FROM done WHERE outcome NOT IN ('retry', 'release')
+      ), released AS (
+        INSERT INTO ${s}.jobs_live (${COLS})
+        SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
+          attempts - 1, max_attempts, expire_after_ms, version + 1, fence, last_error,
+          last_result, created_at, $10::bigint, fired_at
+        FROM done WHERE outcome = 'release'
       ), retried AS (
         INSERT INTO ${s}.jobs_live (${COLS})
         SELECT shard, id, tenant, key, retry_at, retry_bucket, payload, target, target_options,
           attempts, max_attempts, expire_after_ms, version + 1, fence, st_error, last_result,
-          created_at, $10, st_fired_at
+          created_at, $10::bigint, st_fired_at
         FROM done WHERE outcome = 'retry'
       )
       SELECT id, fence FROM done`,
@@ -131,7 +138,7 @@ export function statements(schema: string) {
       INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
       SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options, attempts,
         max_attempts, expire_after_ms, version + 1, fence, last_error, last_result, created_at,
-        $4, fired_at, 'cancelled', $4
+        $4::bigint, fired_at, 'cancelled', $4::bigint
       FROM del
       RETURNING ${AS_HISTORY}`,
 
@@ -142,9 +149,9 @@ export function statements(schema: string) {
         RETURNING *
       )
       INSERT INTO ${s}.jobs_live (${COLS})
-      SELECT shard, id, tenant, key, $5, $6, payload, target, target_options, attempts,
+      SELECT shard, id, tenant, key, $5::bigint, $6::bigint, payload, target, target_options, attempts,
         max_attempts, expire_after_ms, version + 1, fence, last_error, last_result, created_at,
-        $7, fired_at
+        $7::bigint, fired_at
       FROM del
       RETURNING ${AS_PENDING}`,
 
@@ -155,9 +162,9 @@ export function statements(schema: string) {
         RETURNING *
       ), ins AS (
         INSERT INTO ${s}.jobs_live (${COLS})
-        SELECT shard, id, tenant, key, $5, $6, payload, target, target_options, 0,
+        SELECT shard, id, tenant, key, $5::bigint, $6::bigint, payload, target, target_options, 0,
           max_attempts, expire_after_ms, version + 1, fence, last_error, last_result, created_at,
-          $7, fired_at
+          $7::bigint, fired_at
         FROM del
         RETURNING *
       ), k AS (
@@ -173,22 +180,22 @@ export function statements(schema: string) {
      * attempts are left. The fence stays: only a claim bumps it.
      */
     leasesExpire: `WITH exp AS (
-        SELECT shard, id FROM ${s}.jobs_claimed WHERE lease_expires_at <= $1
-        ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED
+        SELECT shard, id FROM ${s}.jobs_claimed WHERE lease_expires_at <= $1::bigint
+        ORDER BY lease_expires_at LIMIT $2::int FOR UPDATE SKIP LOCKED
       ), del AS (
         DELETE FROM ${s}.jobs_claimed c USING exp WHERE c.shard = exp.shard AND c.id = exp.id
         RETURNING c.*
       ), dead AS (
         INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
         SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options, attempts,
-          max_attempts, expire_after_ms, version + 1, fence, $3, NULL, created_at, $1, fired_at,
-          'dead', $1
+          max_attempts, expire_after_ms, version + 1, fence, $3::text, NULL, created_at, $1::bigint, fired_at,
+          'dead', $1::bigint
         FROM del WHERE attempts >= max_attempts
         RETURNING 1
       ), requeued AS (
         INSERT INTO ${s}.jobs_live (${COLS})
         SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options, attempts,
-          max_attempts, expire_after_ms, version + 1, fence, $3, last_result, created_at, $1,
+          max_attempts, expire_after_ms, version + 1, fence, $3::text, last_result, created_at, $1::bigint,
           fired_at
         FROM del WHERE attempts < max_attempts
         RETURNING 1
@@ -203,7 +210,7 @@ export function statements(schema: string) {
     nextDue: `WITH b AS (SELECT min(bucket) AS bucket FROM ${s}.bucket_counts)
       SELECT (SELECT bucket FROM b) AS bucket,
         (SELECT min(due_at) FROM ${s}.jobs_live
-          WHERE due_at >= (SELECT bucket FROM b) AND due_at < (SELECT bucket FROM b) + $1) AS due_at`,
+          WHERE due_at >= (SELECT bucket FROM b) AND due_at < (SELECT bucket FROM b) + $1::bigint) AS due_at`,
 
     bucketCounts: `SELECT bucket, sum(pending)::bigint AS pending FROM ${s}.bucket_counts
       WHERE bucket >= $1 AND bucket < $2 AND ($3::text IS NULL OR tenant = $3)
@@ -219,15 +226,15 @@ export function statements(schema: string) {
 
     /** Listing: index (due_at, id) of each table, partitions pruned to [from, to). */
     listPending: `SELECT ${AS_PENDING} FROM ${s}.jobs_live
-      WHERE due_at >= $1 AND due_at < $2 AND (due_at, id) > ($3, $4)
+      WHERE due_at >= $1 AND due_at < $2 AND (due_at, id) > ($3::bigint, $4::text)
         AND ($5::text IS NULL OR tenant = $5)
       ORDER BY due_at, id LIMIT $6`,
     listClaimed: `SELECT ${AS_CLAIMED} FROM ${s}.jobs_claimed
-      WHERE due_at >= $1 AND due_at < $2 AND (due_at, id) > ($3, $4)
+      WHERE due_at >= $1 AND due_at < $2 AND (due_at, id) > ($3::bigint, $4::text)
         AND ($5::text IS NULL OR tenant = $5)
       ORDER BY due_at, id LIMIT $6`,
     listHistory: `SELECT ${AS_HISTORY} FROM ${s}.jobs_history
-      WHERE due_at >= $1 AND due_at < $2 AND (due_at, id) > ($3, $4)
+      WHERE due_at >= $1 AND due_at < $2 AND (due_at, id) > ($3::bigint, $4::text)
         AND ($5::text IS NULL OR tenant = $5) AND status = ANY($7::text[])
       ORDER BY due_at, id LIMIT $6`,
 

@@ -1,0 +1,76 @@
+import pg from "pg";
+
+/** bigint (int8) columns hold epoch ms and counters: well inside 2^53, so plain numbers. */
+const INT8_OID = 20;
+const types = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") => {
+    if (oid === INT8_OID && format !== "binary") return (v: string) => Number(v);
+    return pg.types.getTypeParser(oid, format);
+  }) as typeof pg.types.getTypeParser,
+};
+
+/** Connection settings shared by the pool and the LISTEN connection. */
+export function clientConfig(url: string, statementTimeoutMs: number): pg.ClientConfig {
+  return {
+    connectionString: url,
+    application_name: "duetime",
+    types,
+    // Custom plans always: a generic plan of a partitioned table locks every partition.
+    options: `-c plan_cache_mode=force_custom_plan -c statement_timeout=${statementTimeoutMs}`,
+  };
+}
+
+export function createPool(
+  url: string,
+  size: number,
+  statementTimeoutMs: number,
+  onError: (e: Error) => void,
+): pg.Pool {
+  const pool = new pg.Pool({ ...clientConfig(url, statementTimeoutMs), max: size });
+  // An idle client losing its connection (server restart) must not crash the process: the
+  // pool drops it and the next query opens a new one.
+  pool.on("error", (err) =>
+    onError(new Error("idle PostgreSQL connection failed", { cause: err })),
+  );
+  return pool;
+}
+
+/** Errors worth retrying the same statement for: deadlock, serialization failure. */
+export function isRetryable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "40P01" || code === "40001";
+}
+
+/** Runs `fn` in a transaction on one pooled client; rolls back on error. */
+export async function inTransaction<T>(
+  pool: pg.Pool,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query("BEGIN");
+    const out = await fn(client);
+    await client.query("COMMIT");
+    return out;
+  } catch (err) {
+    await client.query("ROLLBACK").catch((e: unknown) => {
+      broken = e instanceof Error ? e : new Error(String(e));
+    });
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** Retries `fn` on deadlocks and serialization failures (a few times, short pauses). */
+export async function withRetry<T>(fn: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (i >= attempts || !isRetryable(err)) throw err;
+      await new Promise((r) => setTimeout(r, 5 * i + Math.random() * 10));
+    }
+  }
+}

@@ -1,0 +1,500 @@
+import type pg from "pg";
+import { bucketOf } from "../../core/buckets.js";
+import { InvalidJobError, InvalidOptionError } from "../../core/errors.js";
+import { shardOf } from "../../core/ids.js";
+import type { Job, JobStatus, NewJob } from "../../core/job.js";
+import { FINISHED_STATUSES, JOB_STATUSES } from "../../core/job.js";
+import type {
+  BucketCount,
+  CancelResult,
+  ClaimParams,
+  InsertResult,
+  JobsListParams,
+  LeaseExpiryResult,
+  NextDue,
+  RescheduleParams,
+  RescheduleResult,
+  Settlement,
+  StageResult,
+  Store,
+} from "../../store/store.js";
+import { clientConfig, createPool, inTransaction, withRetry } from "./connection.js";
+import { DueNotifier } from "./due-notifier.js";
+import { insertKeyed } from "./insert.js";
+import { applyMigrations } from "./migrations.js";
+import {
+  DEFAULT_BUCKET_WIDTH_MS,
+  DEFAULT_SHARD_COUNT,
+  resolvePostgresOptions,
+  type PostgresStoreOptions,
+  type ResolvedPostgresOptions,
+} from "./options.js";
+import { Partitions } from "./partitions.js";
+import { byDue, insertArrays, newJobRow, rowToJob, type JobRow } from "./rows.js";
+import { statements, type Statements } from "./statements.js";
+
+interface Settings {
+  bucketWidthMs: number;
+  historyWidthMs: number;
+  shardCount: number;
+}
+
+/**
+ * The production store: PostgreSQL through a node-postgres pool. Pending jobs live in
+ * `jobs_live`, range-partitioned by due time (one partition per bucket); claimed jobs in a
+ * small `jobs_claimed`; finished jobs in `jobs_history`, partitioned by finish time. Every
+ * transition is one conditional statement that moves the row between them (migrations.ts
+ * and statements.ts say what each relies on). Several nodes share one database: claims use
+ * FOR UPDATE SKIP LOCKED and fencing tokens, wake-ups travel by LISTEN/NOTIFY, and
+ * ShardLeases splits the shards among nodes.
+ */
+export class PostgresStore implements Store {
+  readonly kind = "postgres";
+  readonly bucketWidthMs: number;
+  readonly historyWidthMs: number;
+  readonly shardCount: number;
+  readonly schema: string;
+  /** Partition bookkeeping, shared with PartitionMaintenance. */
+  readonly partitions: Partitions;
+  private readonly sql: Statements;
+  private readonly notifier: DueNotifier;
+  private closed = false;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly o: ResolvedPostgresOptions,
+    settings: Settings,
+  ) {
+    this.schema = o.schema;
+    this.bucketWidthMs = settings.bucketWidthMs;
+    this.historyWidthMs = settings.historyWidthMs;
+    this.shardCount = settings.shardCount;
+    this.sql = statements(o.schema);
+    this.partitions = new Partitions(
+      pool,
+      o.schema,
+      { jobs_live: this.bucketWidthMs, jobs_history: this.historyWidthMs },
+      o.ddlLockTimeoutMs,
+    );
+    this.notifier = new DueNotifier(
+      clientConfig(o.url, 0),
+      `duetime_${o.schema}`.slice(0, 63),
+      o.onError,
+    );
+  }
+
+  /** Connects, applies migrations (advisory-locked) and reads the schema's fixed settings. */
+  static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    const o = resolvePostgresOptions(options);
+    const pool = createPool(o.url, o.poolSize, o.statementTimeoutMs, o.onError);
+    try {
+      const client = await pool.connect();
+      try {
+        await applyMigrations(client, o.schema);
+      } finally {
+        client.release();
+      }
+      const settings = await fixedSettings(pool, statements(o.schema), o);
+      return new PostgresStore(pool, o, settings);
+    } catch (err) {
+      await pool.end().catch(() => {});
+      throw err;
+    }
+  }
+
+  /** The pool, for store-specific tests, benchmarks and ShardLeases only. */
+  get connection(): pg.Pool {
+    return this.pool;
+  }
+
+  async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await applyMigrations(client, this.schema);
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.notifier.close();
+    await this.pool.end();
+  }
+
+  async jobsInsert(params: { jobs: readonly NewJob[]; now: number }): Promise<InsertResult[]> {
+    const { jobs, now } = params;
+    if (jobs.length === 0) return [];
+    const ids = new Set<string>();
+    jobs.forEach((j, i) => {
+      this.checkPlacement(j, `jobs[${i}]`);
+      // The primary key holds the due time (partition key), so it cannot catch one id
+      // given twice at two due times: ids are unique by construction (ULIDs), checked here.
+      if (ids.has(j.id))
+        throw new InvalidJobError(`jobs[${i}].id`, "an id not repeated in the batch", j.id);
+      ids.add(j.id);
+    });
+    await this.ensureLive(
+      jobs.map((j) => j.bucket),
+      now,
+    );
+    const results = jobs.some((j) => j.key !== null)
+      ? await withRetry(() => inTransaction(this.pool, (c) => insertKeyed(c, this.sql, jobs, now)))
+      : await this.run("inserting jobs", async () => {
+          await this.pool.query(this.sql.liveInsert, insertArrays(jobs, now));
+          return jobs.map((j) => ({ job: newJobRow(j, now), created: true }));
+        });
+    let earliest = Infinity;
+    for (const r of results) if (r.created && r.job.dueAt < earliest) earliest = r.job.dueAt;
+    if (earliest !== Infinity) await this.notifyEarlier(earliest, now);
+    return results;
+  }
+
+  async jobGet(params: { id: string; tenant?: string }): Promise<Job | null> {
+    const shard = shardOf(params.id, this.shardCount);
+    const { rows } = await this.run("reading a job", () =>
+      this.pool.query<JobRow>(this.sql.jobById, [shard, params.id]),
+    );
+    const row = rows[0];
+    if (!row || (params.tenant !== undefined && row.tenant !== params.tenant)) return null;
+    return rowToJob(row);
+  }
+
+  async jobGetByKey(params: { tenant: string; key: string }): Promise<Job | null> {
+    const { rows } = await this.run("reading a job by key", () =>
+      this.pool.query<{ id: string }>(this.sql.keysLookup, [[params.tenant], [params.key]]),
+    );
+    const id = rows[0]?.id;
+    if (id === undefined) return null;
+    const job = await this.jobGet({ id, tenant: params.tenant });
+    return job && (job.status === "pending" || job.status === "claimed") ? job : null;
+  }
+
+  async jobsList(p: JobsListParams): Promise<Job[]> {
+    const statuses = new Set(p.statuses ?? JOB_STATUSES);
+    const args = [
+      p.dueFrom ?? Number.MIN_SAFE_INTEGER,
+      p.dueTo ?? Number.MAX_SAFE_INTEGER,
+      p.after?.dueAt ?? Number.MIN_SAFE_INTEGER,
+      p.after?.id ?? "",
+      p.tenant ?? null,
+      p.limit,
+    ];
+    const finished = FINISHED_STATUSES.filter((st) => statuses.has(st));
+    const rows = await this.run("listing jobs", async () => {
+      const parts = await Promise.all([
+        statuses.has("pending") ? this.pool.query<JobRow>(this.sql.listPending, args) : null,
+        statuses.has("claimed") ? this.pool.query<JobRow>(this.sql.listClaimed, args) : null,
+        finished.length > 0
+          ? this.pool.query<JobRow>(this.sql.listHistory, [...args, finished])
+          : null,
+      ]);
+      return parts.flatMap((r) => r?.rows ?? []);
+    });
+    return rows.map(rowToJob).sort(byDue).slice(0, p.limit);
+  }
+
+  /** PostgreSQL indexes every pending job by due time: there is nothing to stage. */
+  async bucketsStage(_params: { until: number; maxRows: number }): Promise<StageResult> {
+    return { rows: 0, buckets: 0, done: true, unstagedFrom: null };
+  }
+
+  async jobsClaimDue(params: ClaimParams): Promise<Job[]> {
+    if (params.limit <= 0 || (params.shards !== undefined && params.shards.length === 0)) return [];
+    const { rows } = await this.run("claiming due jobs", () =>
+      withRetry(() =>
+        this.pool.query<JobRow>(this.sql.claimDue, [
+          params.dueBefore,
+          params.limit,
+          params.owner,
+          params.now,
+          params.shards === undefined ? null : [...params.shards],
+          params.leaseMs,
+        ]),
+      ),
+    );
+    return rows.map(rowToJob).sort(byDue);
+  }
+
+  async jobsSettle(params: {
+    now: number;
+    settlements: readonly Settlement[];
+  }): Promise<boolean[]> {
+    const list = params.settlements;
+    if (list.length === 0) return [];
+    const retryBuckets = list.flatMap((st) => (st.outcome === "retry" ? [st.bucket] : []));
+    await this.ensureLive(retryBuckets, params.now);
+    await this.ensureHistory(params.now);
+    const arrays = [
+      list.map((st) => st.id),
+      list.map((st) => shardOf(st.id, this.shardCount)),
+      list.map((st) => st.fence),
+      list.map((st) => st.outcome),
+      list.map((st) => (st.outcome === "succeeded" ? JSON.stringify(st.result) : null)),
+      list.map((st) => ("error" in st ? st.error : null)),
+      list.map((st) => st.firedAt),
+      list.map((st) => (st.outcome === "retry" ? st.retryAt : null)),
+      list.map((st) => (st.outcome === "retry" ? st.bucket : null)),
+      params.now,
+    ];
+    const { rows } = await this.run("settling jobs", () =>
+      withRetry(() => this.pool.query<{ id: string; fence: number }>(this.sql.settle, arrays)),
+    );
+    const applied = new Set(rows.map((r) => `${r.id}:${r.fence}`));
+    const earliestRetry = Math.min(
+      ...list.flatMap((st) =>
+        st.outcome === "retry" && applied.has(`${st.id}:${st.fence}`) ? [st.retryAt] : [],
+      ),
+    );
+    if (Number.isFinite(earliestRetry)) await this.notifyEarlier(earliestRetry, params.now);
+    return list.map((st) => applied.has(`${st.id}:${st.fence}`));
+  }
+
+  async jobCancel(params: { id: string; tenant?: string; now: number }): Promise<CancelResult> {
+    const shard = shardOf(params.id, this.shardCount);
+    await this.ensureHistory(params.now);
+    for (let attempt = 0; ; attempt++) {
+      const { rows } = await this.run("cancelling a job", () =>
+        withRetry(() =>
+          this.pool.query<JobRow>(this.sql.cancel, [
+            shard,
+            params.id,
+            params.tenant ?? null,
+            params.now,
+          ]),
+        ),
+      );
+      if (rows[0]) return { outcome: "cancelled", job: rowToJob(rows[0]) };
+      const current = await this.jobGet(params);
+      if (!current) return { outcome: "not-found" };
+      // Still pending: a concurrent reschedule moved the row under us; try again.
+      if (current.status !== "pending" || attempt >= 3)
+        return { outcome: "too-late", job: current };
+    }
+  }
+
+  async jobReschedule(params: RescheduleParams): Promise<RescheduleResult> {
+    return this.moveJob(params, "pending");
+  }
+
+  async jobRetry(params: RescheduleParams): Promise<RescheduleResult> {
+    return this.moveJob(params, "dead");
+  }
+
+  /** Reschedule (pending -> pending) and retry (dead -> pending) share their checks. */
+  private async moveJob(p: RescheduleParams, from: "pending" | "dead"): Promise<RescheduleResult> {
+    if (p.bucket !== bucketOf(p.dueAt, this.bucketWidthMs)) {
+      throw new InvalidJobError(
+        "bucket",
+        `${bucketOf(p.dueAt, this.bucketWidthMs)} (the bucket of dueAt)`,
+        p.bucket,
+      );
+    }
+    await this.ensureLive([p.bucket], p.now);
+    const shard = shardOf(p.id, this.shardCount);
+    const stmt = from === "pending" ? this.sql.reschedule : this.sql.retryDead;
+    const args = [
+      shard,
+      p.id,
+      p.tenant ?? null,
+      p.expectedVersion ?? null,
+      p.dueAt,
+      p.bucket,
+      p.now,
+    ];
+    for (let attempt = 0; ; attempt++) {
+      const { rows } = await this.run(
+        from === "pending" ? "rescheduling a job" : "retrying a job",
+        () => withRetry(() => this.pool.query<JobRow>(stmt, args)),
+      );
+      if (rows[0]) {
+        await this.notifyEarlier(p.dueAt, p.now);
+        return { outcome: "rescheduled", job: rowToJob(rows[0]) };
+      }
+      const current = await this.jobGet({
+        id: p.id,
+        ...(p.tenant === undefined ? {} : { tenant: p.tenant }),
+      });
+      if (!current) return { outcome: "not-found" };
+      if (current.status !== from) return { outcome: "too-late", job: current };
+      if (p.expectedVersion !== undefined && current.version !== p.expectedVersion) {
+        return { outcome: "version-conflict", job: current };
+      }
+      if (attempt >= 3) return { outcome: "too-late", job: current };
+    }
+  }
+
+  async leasesExpire(params: { now: number; limit: number }): Promise<LeaseExpiryResult> {
+    if (params.limit <= 0) return { requeued: 0, dead: 0 };
+    const error = "lease expired before the job was acknowledged";
+    await this.ensureHistory(params.now);
+    const { rows } = await this.run("expiring leases", () =>
+      withRetry(() =>
+        this.pool.query<{ dead: number; requeued: number }>(this.sql.leasesExpire, [
+          params.now,
+          params.limit,
+          error,
+        ]),
+      ),
+    );
+    return { requeued: rows[0]?.requeued ?? 0, dead: rows[0]?.dead ?? 0 };
+  }
+
+  async jobsNextDue(_params: { now: number }): Promise<NextDue> {
+    const { rows } = await this.run("reading the next due time", () =>
+      this.pool.query<{ bucket: number | null; due_at: number | null }>(this.sql.nextDue, [
+        this.bucketWidthMs,
+      ]),
+    );
+    const earliestDue = rows[0]?.due_at ?? null;
+    this.notifier.observe(earliestDue);
+    return { earliestDue, nextUnstagedBucket: null };
+  }
+
+  async bucketsCounts(params: {
+    from: number;
+    to: number;
+    tenant?: string;
+  }): Promise<BucketCount[]> {
+    const { rows } = await this.run("reading bucket counts", () =>
+      this.pool.query<{ bucket: number; pending: number }>(this.sql.bucketCounts, [
+        params.from,
+        params.to,
+        params.tenant ?? null,
+      ]),
+    );
+    return rows.map((r) => ({ bucket: r.bucket, pending: r.pending }));
+  }
+
+  async jobsCountByStatus(params: { tenant?: string }): Promise<Record<JobStatus, number>> {
+    const { rows } = await this.run("counting jobs", () =>
+      this.pool.query<{ status: JobStatus; n: number }>(this.sql.statusCounts, [
+        params.tenant ?? null,
+      ]),
+    );
+    const out = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
+    for (const r of rows) out[r.status] = r.n;
+    return out;
+  }
+
+  /**
+   * Drops whole history partitions that end before `before` (their rows count toward the
+   * result, which may then exceed `limit`: a drop costs the same for any size), then
+   * deletes up to what is left of `limit` rows of the partition straddling `before`.
+   */
+  async historyPurge(params: { before: number; limit: number }): Promise<number> {
+    const dropped = await this.run("dropping history partitions", () =>
+      this.partitions.dropHistoryBefore(params.before),
+    );
+    const left = params.limit - dropped;
+    if (left <= 0) return dropped;
+    const r = await this.run("purging history", () =>
+      withRetry(() => this.pool.query(this.sql.historyDeleteOldest, [params.before, left])),
+    );
+    return dropped + (r.rowCount ?? 0);
+  }
+
+  onEarlierDue(listener: (dueAt: number) => void): () => void {
+    return this.notifier.subscribe(listener);
+  }
+
+  /** Resolves once the LISTEN connection is up (tests use it before writing). */
+  async listening(): Promise<void> {
+    await this.notifier.ready();
+  }
+
+  /** Creates missing live partitions for buckets inside the on-demand window around `now`. */
+  private async ensureLive(buckets: readonly number[], now: number): Promise<void> {
+    if (buckets.length === 0) return;
+    const w = this.bucketWidthMs;
+    const current = bucketOf(now, w);
+    const lo = current - (this.o.onDemandBehindMs ?? 2 * w);
+    const hi = current + (this.o.onDemandAheadMs ?? 400 * w);
+    const wanted = new Set<number>();
+    for (const b of buckets) if (b >= lo && b <= hi) wanted.add(b);
+    if (wanted.size === 0) return;
+    await this.run("creating partitions", () =>
+      withRetry(() => this.partitions.ensure("jobs_live", wanted)),
+    );
+  }
+
+  /** Creates the history partition that rows finishing at `now` go to, if missing. */
+  private async ensureHistory(now: number): Promise<void> {
+    const period = bucketOf(now, this.historyWidthMs);
+    await this.run("creating history partitions", () =>
+      withRetry(() => this.partitions.ensure("jobs_history", [period])),
+    );
+  }
+
+  private async notifyEarlier(dueAt: number, now: number): Promise<void> {
+    if (!this.notifier.shouldNotify(dueAt, now, this.o.notifyWithinMs)) return;
+    await this.run("notifying other nodes", () =>
+      this.pool.query("SELECT pg_notify($1, $2)", [this.notifier.channel, String(dueAt)]),
+    );
+  }
+
+  /** A job's bucket and shard must be the ones this store computes (partitions and lookups rely on them). */
+  private checkPlacement(j: NewJob, field: string): void {
+    const bucket = bucketOf(j.dueAt, this.bucketWidthMs);
+    if (j.bucket !== bucket) {
+      throw new InvalidJobError(`${field}.bucket`, `${bucket} (the bucket of dueAt)`, j.bucket);
+    }
+    const shard = shardOf(j.id, this.shardCount);
+    if (j.shard !== shard) {
+      throw new InvalidJobError(
+        `${field}.shard`,
+        `${shard} (shardOf(id, ${this.shardCount}))`,
+        j.shard,
+      );
+    }
+  }
+
+  private async run<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw new Error(what, { cause: err });
+    }
+  }
+}
+
+/** Settings fixed at creation: recorded on first open, and a different value later is refused. */
+async function fixedSettings(
+  pool: pg.Pool,
+  sql: Statements,
+  o: ResolvedPostgresOptions,
+): Promise<Settings> {
+  const get = async (
+    name: string,
+    wanted: number | undefined,
+    fallback: number,
+    option: string,
+  ) => {
+    await pool.query(sql.metaInsert, [name, String(wanted ?? fallback)]);
+    const { rows } = await pool.query<{ value: string }>(sql.metaGet, [name]);
+    const stored = Number(rows[0]?.value);
+    if (wanted !== undefined && stored !== wanted) {
+      throw new InvalidOptionError(
+        option,
+        `${stored} (the value this schema was created with)`,
+        wanted,
+      );
+    }
+    return stored;
+  };
+  const bucketWidthMs = await get(
+    "bucket_width_ms",
+    o.bucketWidthMs,
+    DEFAULT_BUCKET_WIDTH_MS,
+    "bucketWidthMs",
+  );
+  const historyWidthMs = await get(
+    "history_width_ms",
+    o.historyWidthMs,
+    bucketWidthMs,
+    "historyWidthMs",
+  );
+  const shardCount = await get("shard_count", o.shardCount, DEFAULT_SHARD_COUNT, "shardCount");
+  return { bucketWidthMs, historyWidthMs, shardCount };
+}
