@@ -14,7 +14,7 @@ export interface GlobalOptions {
 
 /** Default database location: DUETIME_DB, else ./duetime.db. */
 export function resolveDb(opts: GlobalOptions): string {
-  return opts.db ?? process.env.DUETIME_DB ?? "./duetime.db";
+  return opts.db ?? (process.env.DUETIME_DB || "./duetime.db");
 }
 
 /** Opens the scheduler on the command's database, runs `fn`, and always closes it. */

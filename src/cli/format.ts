@@ -31,7 +31,7 @@ export function formatInZone(ms: number, timeZone: string): string {
     wallFormatters.set(timeZone, f);
   }
   const p = Object.fromEntries(f.formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
-  const zone = p.timeZoneName === "GMT" ? "UTC" : (p.timeZoneName ?? "");
+  const zone = /^GMT(\+0)?$/.test(p.timeZoneName ?? "") ? "UTC" : (p.timeZoneName ?? "");
   return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}.${p.fractionalSecond} ${zone}`;
 }
 
@@ -140,4 +140,14 @@ export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
   const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
   return sorted[Math.min(sorted.length, rank) - 1]!;
+}
+
+/** "1 job", "3 jobs". */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+/** Lateness in ms while it is small, as a duration once it is not. */
+export function formatLateness(ms: number): string {
+  return Math.abs(ms) < 10_000 ? `${ms} ms` : formatDuration(ms) + (ms < 0 ? " early" : "");
 }

@@ -4,7 +4,7 @@ import { JOB_STATUSES, parseDueTime } from "../../index.js";
 import { InvalidJobError } from "../../core/errors.js";
 import { EXIT } from "../errors.js";
 import { action, out, outJson, parseIntFlag, resolveTimeZone, withScheduler } from "../context.js";
-import { attemptsText, formatInZone, table } from "../format.js";
+import { attemptsText, formatInZone, plural, table } from "../format.js";
 
 interface ListOptions {
   status?: string;
@@ -68,8 +68,8 @@ export function registerList(program: Command): void {
         }
         out(
           page.nextCursor === null
-            ? `(${page.jobs.length} jobs, last page)`
-            : `(${page.jobs.length} jobs) next page: --cursor ${page.nextCursor}`,
+            ? `(${plural(page.jobs.length, "job")}, last page)`
+            : `(${plural(page.jobs.length, "job")}) next page: --cursor ${page.nextCursor}`,
         );
         return EXIT.ok;
       }),

@@ -3,7 +3,15 @@ import type { Scheduler } from "../../index.js";
 import { JOB_STATUSES } from "../../index.js";
 import { EXIT } from "../errors.js";
 import { action, out, outJson, parseIntFlag, resolveTimeZone, withScheduler } from "../context.js";
-import { bar, formatDuration, formatInZone, percentile, table } from "../format.js";
+import {
+  bar,
+  formatDuration,
+  formatInZone,
+  formatLateness,
+  percentile,
+  plural,
+  table,
+} from "../format.js";
 
 interface StatsOptions {
   buckets?: string;
@@ -75,8 +83,9 @@ export function registerStats(program: Command): void {
           out("lateness: no job fired in the last 24 h");
         } else {
           out(
-            `lateness of the ${lateness.count} jobs fired in the last 24 h: ` +
-              `p50 ${lateness.p50} ms, p99 ${lateness.p99} ms, max ${lateness.max} ms, early ${lateness.early}`,
+            `lateness of the ${plural(lateness.count, "job")} fired in the last 24 h: ` +
+              `p50 ${formatLateness(lateness.p50)}, p99 ${formatLateness(lateness.p99)}, ` +
+              `max ${formatLateness(lateness.max)}, early ${lateness.early}`,
           );
         }
         return EXIT.ok;

@@ -1,0 +1,25 @@
+#!/usr/bin/env node
+/**
+ * `duetime`: the command line. Parses arguments, runs one command, and turns any error into
+ * one stderr line and an exit code (see EXIT in errors.ts; `duetime --help` lists them).
+ */
+import { readFileSync } from "node:fs";
+import { buildProgram } from "./program.js";
+import { reportError } from "./errors.js";
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(
+      readFileSync(new URL("../../package.json", import.meta.url), "utf8"),
+    ) as { version?: string };
+    return pkg.version ?? "0.0.0";
+  } catch {
+    return "0.0.0";
+  }
+}
+
+try {
+  await buildProgram(packageVersion()).parseAsync(process.argv);
+} catch (err) {
+  process.exitCode = reportError(err, (line) => process.stderr.write(`${line}\n`));
+}

@@ -1,0 +1,40 @@
+import { Command } from "commander";
+import { EXIT_CODES_HELP } from "./errors.js";
+import { registerAdd } from "./commands/add.js";
+import { registerCancel } from "./commands/cancel.js";
+import { registerDemo } from "./commands/demo.js";
+import { registerList } from "./commands/list.js";
+import { registerReschedule } from "./commands/reschedule.js";
+import { registerRetry } from "./commands/retry.js";
+import { registerRun } from "./commands/run.js";
+import { registerShow } from "./commands/show.js";
+import { registerStats } from "./commands/stats.js";
+
+/**
+ * The `duetime` command tree. Settings made here before the subcommands are created
+ * (exitOverride, help options) are inherited by every subcommand.
+ */
+export function buildProgram(version: string): Command {
+  const program = new Command("duetime")
+    .description("a durable scheduler for millions of future one-shot jobs")
+    .version(version)
+    .option(
+      "--db <path|url>",
+      "SQLite file or postgres:// URL (default: $DUETIME_DB or ./duetime.db)",
+    )
+    .option("--granularity <g>", "bucket width of a new database: minute, hour or day")
+    .configureHelp({ showGlobalOptions: true })
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride()
+    .addHelpText("after", EXIT_CODES_HELP);
+  registerAdd(program);
+  registerList(program);
+  registerShow(program);
+  registerCancel(program);
+  registerReschedule(program);
+  registerRetry(program);
+  registerStats(program);
+  registerRun(program);
+  registerDemo(program);
+  return program;
+}
