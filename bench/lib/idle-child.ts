@@ -1,0 +1,52 @@
+/**
+ * Child process of the memory-idle benchmark, so RSS is this process's own:
+ *   idle-child.ts bare <measureMs>          same imports, no store: the baseline
+ *   idle-child.ts store <measureMs> <db>    open the store, start a Scheduler, stay idle
+ * Prints one JSON line: RSS (MiB) after imports, after start, max and at the end of the
+ * window, and CPU use over the window as a percentage of one core.
+ */
+import { Scheduler } from "../../src/api/scheduler.js";
+import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
+
+const [mode, measureArg, db] = process.argv.slice(2);
+const measureMs = Number(measureArg);
+const MiB = 1024 * 1024;
+const rss = (): number => process.memoryUsage().rss / MiB;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+const rssImports = rss();
+let scheduler: Scheduler | null = null;
+if (mode === "store") {
+  if (!db) throw new Error("idle-child: store mode needs a db path");
+  const store = new SqliteStore({ path: db });
+  scheduler = new Scheduler({ store });
+  scheduler.handle("noop", () => undefined);
+  scheduler.start();
+  await sleep(Math.min(2000, measureMs));
+} else if (mode !== "bare") {
+  throw new Error(`idle-child: unknown mode ${mode}`);
+}
+const rssStart = rss();
+let rssMax = rssStart;
+const cpu0 = process.cpuUsage();
+const t0 = performance.now();
+while (performance.now() - t0 < measureMs) {
+  await sleep(Math.min(1000, measureMs));
+  rssMax = Math.max(rssMax, rss());
+}
+const cpu = process.cpuUsage(cpu0);
+const wallMs = performance.now() - t0;
+const rssEnd = rss();
+const pending = scheduler ? (await scheduler.stats()).counts.pending : 0;
+await scheduler?.close();
+process.stdout.write(
+  `${JSON.stringify({
+    rssImports,
+    rssStart,
+    rssMax,
+    rssEnd,
+    cpuPct: ((cpu.user + cpu.system) / 1000 / wallMs) * 100,
+    wallMs,
+    pending,
+  })}\n`,
+);
