@@ -75,14 +75,16 @@ export function statements(schema: string) {
      * then the rows move to jobs_claimed with the lease, fence + 1 and attempts + 1.
      */
     claimDue: `WITH due AS (
-        SELECT shard, id, due_at FROM ${s}.jobs_live
+        SELECT tableoid, ctid FROM ${s}.jobs_live
         WHERE due_at <= $1::bigint AND ($5::int[] IS NULL OR shard = ANY($5::int[]))
         ORDER BY due_at, id
         LIMIT $2::int
         FOR UPDATE SKIP LOCKED
       ), moved AS (
-        DELETE FROM ${s}.jobs_live l USING due
-        WHERE l.due_at <= $1 AND l.shard = due.shard AND l.id = due.id AND l.due_at = due.due_at
+        DELETE FROM ${s}.jobs_live l
+        WHERE l.due_at <= $1::bigint
+          AND l.ctid = ANY (ARRAY(SELECT ctid FROM due))
+          AND (l.tableoid, l.ctid) = ANY (ARRAY(SELECT (tableoid, ctid) FROM due))
         RETURNING l.*
       )
       INSERT INTO ${s}.jobs_claimed (${COLS}, lease_owner, lease_expires_at)
