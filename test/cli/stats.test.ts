@@ -1,0 +1,78 @@
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { cli, cliJson, ensureBuilt, tempWorkspace } from "./helpers.js";
+
+const HOUR = 3_600_000;
+
+interface StatsJson {
+  counts: Record<string, number>;
+  bucketWidthMs: number;
+  buckets: { bucket: number; pending: number }[];
+  pendingBeyondBuckets: number;
+  lateness: { count: number; early: number };
+}
+
+beforeAll(ensureBuilt, 120_000);
+
+let ws: ReturnType<typeof tempWorkspace>;
+beforeEach(() => {
+  ws = tempWorkspace();
+});
+afterEach(() => ws.cleanup());
+
+describe("duetime stats", () => {
+  it("counts jobs by state and shows pending jobs per bucket as numbers and bars", async () => {
+    // Three jobs in the bucket two hours ahead, one in the next, one cancelled, and one a
+    // year ahead (beyond the histogram's 48 buckets).
+    const b1 = Math.floor(Date.now() / HOUR) * HOUR + 2 * HOUR;
+    const b2 = b1 + HOUR;
+    const at = (t: number): string => new Date(t).toISOString();
+    const add = (t: number): Promise<{ code: number; body: { job: { id: string } } }> =>
+      cliJson(["add", at(t), "--target", "t", "--db", ws.db]);
+    for (const t of [b1 + 60_000, b1 + 120_000, b1 + HOUR - 1, b2])
+      expect((await add(t)).code).toBe(0);
+    const gone = await add(b2 + 5 * 60_000);
+    expect((await cli(["cancel", gone.body.job.id, "--db", ws.db])).code).toBe(0);
+    await add(b1 + 365 * 24 * HOUR);
+
+    const { code, body } = await cliJson<StatsJson>(["stats", "--db", ws.db]);
+    expect(code).toBe(0);
+    expect(body.counts).toMatchObject({ pending: 5, cancelled: 1, claimed: 0, succeeded: 0 });
+    expect(body.bucketWidthMs).toBe(HOUR);
+    expect(body.buckets).toEqual([
+      { bucket: b1, pending: 3 },
+      { bucket: b2, pending: 1 },
+    ]);
+    expect(body.pendingBeyondBuckets).toBe(1);
+    expect(body.lateness).toMatchObject({ count: 0, early: 0 });
+
+    const text = await cli(["stats", "--db", ws.db, "--tz", "UTC"]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^\s+pending\s+5$/m);
+    expect(text.stdout).toMatch(/^\s+cancelled\s+1$/m);
+    const label = (t: number): string => at(t).slice(0, 16).replace("T", " ");
+    const row1 = text.stdout.split("\n").find((l) => l.includes(`${label(b1)} UTC`));
+    const row2 = text.stdout.split("\n").find((l) => l.includes(`${label(b2)} UTC`));
+    expect(row1).toMatch(/ 3  (█+)$/);
+    expect(row2).toMatch(/ 1  (█+[▏▎▍▌▋▊▉]?)$/);
+    // Bars are proportional: 3 jobs -> 40 cells, 1 job -> a third of that.
+    expect(row1!.match(/█/g)).toHaveLength(40);
+    expect(row2!.match(/█/g)).toHaveLength(13);
+    expect(text.stdout).toContain("+ 1 pending further ahead");
+  });
+
+  it("shows overdue buckets that still hold work (the catch-up backlog)", async () => {
+    const past = Math.floor(Date.now() / HOUR) * HOUR - 5 * HOUR;
+    await cli(["add", new Date(past + 1000).toISOString(), "--target", "t", "--db", ws.db]);
+    const { body } = await cliJson<StatsJson>(["stats", "--db", ws.db]);
+    expect(body.buckets).toEqual([{ bucket: past, pending: 1 }]);
+    const text = await cli(["stats", "--db", ws.db]);
+    expect(text.stdout).toMatch(/ 1  █+  overdue$/m);
+  });
+
+  it("uses the granularity given for a new database", async () => {
+    await cli(["add", "in 3 minutes", "--target", "t", "--db", ws.db, "--granularity", "minute"]);
+    const { body } = await cliJson<StatsJson>(["stats", "--db", ws.db, "--granularity", "minute"]);
+    expect(body.bucketWidthMs).toBe(60_000);
+    expect(body.buckets).toHaveLength(1);
+  });
+});
