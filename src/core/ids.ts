@@ -9,20 +9,27 @@ const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"; // Crockford base32, as ULI
  */
 export function createIdGenerator(now: () => number = Date.now): () => string {
   let lastTime = -1;
-  const rand = new Uint8Array(10);
+  let timePart = "";
+  // the 80 random bits as 16 base32 digits (values 0..31), incremented in place
+  const digits = new Uint8Array(16);
+  let suffix = "";
   return () => {
     const t = now();
     if (t > lastTime) {
       lastTime = t;
-      rand.set(randomBytes(10));
-      rand[0]! &= 0x7f; // headroom so increments in one ms never overflow
+      timePart = encodeTime(t);
+      const bytes = randomBytes(16);
+      for (let i = 0; i < 16; i++) digits[i] = bytes[i]! & 31;
+      digits[0]! &= 15; // headroom so increments in one ms never overflow
     } else {
-      for (let i = 9; i >= 0; i--) {
-        rand[i] = (rand[i]! + 1) & 0xff;
-        if (rand[i] !== 0) break;
+      for (let i = 15; i >= 0; i--) {
+        digits[i] = (digits[i]! + 1) & 31;
+        if (digits[i] !== 0) break;
       }
     }
-    return encodeTime(lastTime) + encodeRandom(rand);
+    suffix = "";
+    for (let i = 0; i < 16; i++) suffix += ALPHABET[digits[i]!]!;
+    return timePart + suffix;
   };
 }
 
@@ -32,23 +39,6 @@ function encodeTime(t: number): string {
   for (let i = 0; i < 10; i++) {
     out = ALPHABET[v % 32]! + out;
     v = Math.floor(v / 32);
-  }
-  return out;
-}
-
-function encodeRandom(bytes: Uint8Array): string {
-  // 80 bits -> 16 base32 chars, 5 bits at a time
-  let out = "";
-  let buffer = 0;
-  let bits = 0;
-  for (const b of bytes) {
-    buffer = (buffer << 8) | b;
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      out += ALPHABET[(buffer >> bits) & 31]!;
-    }
-    buffer &= (1 << bits) - 1;
   }
   return out;
 }

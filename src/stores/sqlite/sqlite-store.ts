@@ -146,20 +146,21 @@ export class SqliteStore implements Store {
             continue;
           }
         }
-        const info = this.s.jobInsert.run({
-          id: j.id,
-          tenant: j.tenant,
-          key: j.key,
-          dueAt: j.dueAt,
-          bucket: j.bucket,
-          shard: j.shard,
-          payload: JSON.stringify(j.payload),
-          target: j.target,
-          targetOptions: j.targetOptions === null ? null : JSON.stringify(j.targetOptions),
-          maxAttempts: j.maxAttempts,
-          expireAfterMs: j.expireAfterMs,
+        const info = this.s.jobInsert.run(
+          j.id,
+          j.tenant,
+          j.key,
+          j.dueAt,
+          j.bucket,
+          j.shard,
+          JSON.stringify(j.payload),
+          j.target,
+          j.targetOptions === null ? null : JSON.stringify(j.targetOptions),
+          j.maxAttempts,
+          j.expireAfterMs,
           now,
-        });
+          now,
+        );
         const seq = Number(info.lastInsertRowid);
         let isStaged = staged.get(j.bucket);
         if (isStaged === undefined) {
@@ -484,12 +485,22 @@ function byDue(a: Job, b: Job): number {
   return a.dueAt - b.dueAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
-/** The row a fresh insert produced, built without reading it back. */
+/** The row a fresh insert produced, built without reading it back (a literal: spreads are slow here). */
 function newJobRow(j: NewJob, now: number): Job {
   return {
-    ...j,
+    id: j.id,
+    tenant: j.tenant,
+    key: j.key,
     status: "pending",
+    dueAt: j.dueAt,
+    bucket: j.bucket,
+    shard: j.shard,
+    payload: j.payload,
+    target: j.target,
+    targetOptions: j.targetOptions,
     attempts: 0,
+    maxAttempts: j.maxAttempts,
+    expireAfterMs: j.expireAfterMs,
     version: 1,
     leaseOwner: null,
     leaseExpiresAt: null,

@@ -12,11 +12,13 @@ export const SQL = {
   metaSet: `INSERT INTO meta (name, value) VALUES (?, ?)
     ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
 
-  /** Appends: seq is the next rowid; id is a monotonic ULID so its unique index appends too. */
+  /**
+   * Appends: seq is the next rowid; id is a monotonic ULID so its unique index appends too.
+   * Positional parameters: binding is measurably cheaper than named ones on the bulk path.
+   */
   jobInsert: `INSERT INTO jobs (id, tenant, key, status, due_at, bucket, shard, payload, target,
       target_options, max_attempts, expire_after_ms, created_at, updated_at)
-    VALUES (@id, @tenant, @key, 'pending', @dueAt, @bucket, @shard, @payload, @target,
-      @targetOptions, @maxAttempts, @expireAfterMs, @now, @now)`,
+    VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 
   /** Unique index jobs_live_key (partial: live jobs with a key). */
   jobByLiveKey: `SELECT ${JOB_COLUMNS} FROM jobs
