@@ -52,8 +52,8 @@ describe("duetime stats", () => {
     const label = (t: number): string => at(t).slice(0, 16).replace("T", " ");
     const row1 = text.stdout.split("\n").find((l) => l.includes(`${label(b1)} UTC`));
     const row2 = text.stdout.split("\n").find((l) => l.includes(`${label(b2)} UTC`));
-    expect(row1).toMatch(/ 3  (█+)$/);
-    expect(row2).toMatch(/ 1  (█+[▏▎▍▌▋▊▉]?)$/);
+    expect(row1).toMatch(/ 3 {2}(█+)$/);
+    expect(row2).toMatch(/ 1 {2}(█+[▏▎▍▌▋▊▉]?)$/);
     // Bars are proportional: 3 jobs -> 40 cells, 1 job -> a third of that.
     expect(row1!.match(/█/g)).toHaveLength(40);
     expect(row2!.match(/█/g)).toHaveLength(13);
@@ -66,7 +66,7 @@ describe("duetime stats", () => {
     const { body } = await cliJson<StatsJson>(["stats", "--db", ws.db]);
     expect(body.buckets).toEqual([{ bucket: past, pending: 1 }]);
     const text = await cli(["stats", "--db", ws.db]);
-    expect(text.stdout).toMatch(/ 1  █+  overdue$/m);
+    expect(text.stdout).toMatch(/ 1 {2}█+ {2}overdue$/m);
   });
 
   it("uses the granularity given for a new database", async () => {
