@@ -64,6 +64,12 @@ const cases: [string, string, Record<string, unknown> | unknown[], RegExp][] = [
     { seqs, owner: "n", leaseUntil: 1, now: 1 },
     /SEARCH jobs USING INTEGER PRIMARY KEY/,
   ],
+  [
+    "settle: a batch of successes joined on the id index",
+    SQL.settleSucceededMany,
+    { now: 1, batch: "[]" },
+    /SEARCH jobs USING INDEX sqlite_autoindex_jobs_1 \(id=\?\)/,
+  ],
   ["claim: delete the claimed prefix", SQL.hotDeletePrefix, [1, 1], /SEARCH hot USING PRIMARY KEY/],
   [
     "staging: read one bucket in seq order",

@@ -262,7 +262,9 @@ export class SqliteStore implements Store {
     const { now } = params;
     const run = this.db.transaction((): boolean[] => {
       const deltas = new CounterDeltas();
-      const out = params.settlements.map((st) => {
+      const succeeded = this.settleSucceeded(params.settlements, now, deltas);
+      const out = params.settlements.map((st, i) => {
+        if (st.outcome === "succeeded") return succeeded[i] ?? false;
         if (st.outcome === "release") {
           const r = this.s.settleRelease.get({ id: st.id, fence: st.fence, now }) as
             PlacedRow | undefined;
@@ -290,8 +292,8 @@ export class SqliteStore implements Store {
           id: st.id,
           fence: st.fence,
           status: st.outcome,
-          result: st.outcome === "succeeded" ? JSON.stringify(st.result) : null,
-          error: st.outcome === "succeeded" ? null : st.error,
+          result: null,
+          error: st.error,
           now,
           firedAt: st.firedAt,
         }) as PlacedRow | undefined;
@@ -303,6 +305,32 @@ export class SqliteStore implements Store {
       return out;
     });
     return run.immediate();
+  }
+
+  /** The successes of a batch in one statement; returns applied flags by settlement index. */
+  private settleSucceeded(
+    settlements: readonly Settlement[],
+    now: number,
+    deltas: CounterDeltas,
+  ): (boolean | undefined)[] {
+    const batch: { i: string; f: number; r: string; t: number }[] = [];
+    const index = new Map<string, number>();
+    settlements.forEach((st, i) => {
+      if (st.outcome !== "succeeded") return;
+      batch.push({ i: st.id, f: st.fence, r: JSON.stringify(st.result), t: st.firedAt });
+      index.set(st.id, i);
+    });
+    const applied: (boolean | undefined)[] = [];
+    if (batch.length === 0) return applied;
+    const rows = this.s.settleSucceededMany.all({ now, batch: JSON.stringify(batch) }) as {
+      id: string;
+      tenant: string;
+    }[];
+    for (const r of rows) {
+      applied[index.get(r.id)!] = true;
+      deltas.move(r.tenant, "claimed", "succeeded", 0, 0);
+    }
+    return applied;
   }
 
   async jobCancel(params: { id: string; tenant?: string; now: number }): Promise<CancelResult> {

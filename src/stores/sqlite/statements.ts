@@ -82,6 +82,18 @@ export const SQL = {
       updated_at = @now, fired_at = COALESCE(@firedAt, fired_at), finished_at = @now
     WHERE id = @id AND status = 'claimed' AND fence = @fence
     RETURNING seq, tenant, bucket, due_at`,
+  /**
+   * Settles a whole batch of successes in one statement: UPDATE ... FROM json_each, joined on
+   * the id index, each row still conditional on claimed + its own fencing token.
+   */
+  settleSucceededMany: `UPDATE jobs SET status = 'succeeded', last_result = s.result,
+      lease_owner = NULL, lease_expires_at = NULL, version = version + 1,
+      updated_at = @now, fired_at = s.fired_at, finished_at = @now
+    FROM (SELECT value ->> '$.i' AS id, value ->> '$.f' AS fence, value ->> '$.r' AS result,
+            value ->> '$.t' AS fired_at
+          FROM json_each(@batch)) AS s
+    WHERE jobs.id = s.id AND jobs.status = 'claimed' AND jobs.fence = s.fence
+    RETURNING jobs.id AS id, jobs.tenant AS tenant`,
   settleRetry: `UPDATE jobs SET status = 'pending', due_at = @retryAt, bucket = @bucket,
       last_error = @error, lease_owner = NULL, lease_expires_at = NULL,
       version = version + 1, updated_at = @now, fired_at = @firedAt
