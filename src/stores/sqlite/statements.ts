@@ -84,7 +84,8 @@ export const SQL = {
     RETURNING seq, tenant, bucket, due_at`,
   /**
    * Settles a whole batch of successes in one statement: UPDATE ... FROM json_each, joined on
-   * the id index, each row still conditional on claimed + its own fencing token.
+   * the id index, each row still conditional on claimed + its own fencing token. The unary +
+   * keeps the planner off jobs_claimed_lease, which would make json_each the inner loop.
    */
   settleSucceededMany: `UPDATE jobs SET status = 'succeeded', last_result = s.result,
       lease_owner = NULL, lease_expires_at = NULL, version = version + 1,
@@ -92,7 +93,7 @@ export const SQL = {
     FROM (SELECT value ->> '$.i' AS id, value ->> '$.f' AS fence, value ->> '$.r' AS result,
             value ->> '$.t' AS fired_at
           FROM json_each(@batch)) AS s
-    WHERE jobs.id = s.id AND jobs.status = 'claimed' AND jobs.fence = s.fence
+    WHERE jobs.id = s.id AND +jobs.status = 'claimed' AND jobs.fence = s.fence
     RETURNING jobs.id AS id, jobs.tenant AS tenant`,
   settleRetry: `UPDATE jobs SET status = 'pending', due_at = @retryAt, bucket = @bucket,
       last_error = @error, lease_owner = NULL, lease_expires_at = NULL,
