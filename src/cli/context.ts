@@ -1,6 +1,11 @@
 import type { Command } from "commander";
-import { createScheduler, type CreateSchedulerOptions, type Scheduler } from "../index.js";
-import { InvalidJobError } from "../core/errors.js";
+import {
+  createScheduler,
+  type BucketGranularity,
+  type CreateSchedulerOptions,
+  type Scheduler,
+} from "../index.js";
+import { InvalidJobError, InvalidOptionError } from "../core/errors.js";
 import { assertTimeZone } from "../core/time-input.js";
 import { systemTimeZone } from "./format.js";
 
@@ -38,17 +43,29 @@ export async function openScheduler(
   db?: string,
 ): Promise<Scheduler> {
   const g = cmd.optsWithGlobals<GlobalOptions>();
-  const granularity = g.granularity;
-  if (granularity !== undefined && !["minute", "hour", "day"].includes(granularity)) {
-    throw new InvalidJobError("--granularity", '"minute", "hour" or "day"', granularity);
+  const path = db ?? resolveDb(g);
+  if (g.granularity !== undefined && !isGranularity(g.granularity)) {
+    throw new InvalidJobError("--granularity", '"minute", "hour" or "day"', g.granularity);
   }
-  return createScheduler({
-    db: db ?? resolveDb(g),
-    ...(granularity === undefined
-      ? {}
-      : { bucketGranularity: granularity as "minute" | "hour" | "day" }),
-    ...extra,
-  });
+  // Without --granularity, an existing database is opened with the width it was created
+  // with (the store refuses any other): try each, hour (the default for new files) first.
+  const tries: BucketGranularity[] =
+    g.granularity === undefined ? ["hour", "minute", "day"] : [g.granularity];
+  for (const [i, bucketGranularity] of tries.entries()) {
+    try {
+      return await createScheduler({ db: path, bucketGranularity, ...extra });
+    } catch (err) {
+      const widthMismatch = err instanceof InvalidOptionError && err.option === "bucketWidthMs";
+      if (widthMismatch && i < tries.length - 1) continue;
+      if (err instanceof InvalidOptionError || err instanceof InvalidJobError) throw err;
+      throw new Error(`opening database ${path}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+  throw new Error("unreachable");
+}
+
+function isGranularity(g: string): g is BucketGranularity {
+  return g === "minute" || g === "hour" || g === "day";
 }
 
 /** The IANA zone for reading and showing wall-clock times: --tz, else the system's. */

@@ -69,10 +69,25 @@ describe("duetime stats", () => {
     expect(text.stdout).toMatch(/ 1 {2}█+ {2}overdue$/m);
   });
 
-  it("uses the granularity given for a new database", async () => {
-    await cli(["add", "in 3 minutes", "--target", "t", "--db", ws.db, "--granularity", "minute"]);
-    const { body } = await cliJson<StatsJson>(["stats", "--db", ws.db, "--granularity", "minute"]);
+  it("uses the granularity given for a new database, and adopts it when reopened", async () => {
+    const added = await cli([
+      "add",
+      "in 3 minutes",
+      "--target",
+      "t",
+      "--db",
+      ws.db,
+      "--granularity",
+      "minute",
+    ]);
+    expect(added.code).toBe(0);
+    const { body } = await cliJson<StatsJson>(["stats", "--db", ws.db]);
     expect(body.bucketWidthMs).toBe(60_000);
     expect(body.buckets).toHaveLength(1);
+    const text = await cli(["stats", "--db", ws.db]);
+    expect(text.stdout).toContain("pending jobs per bucket (minute buckets");
+    const wrong = await cli(["stats", "--db", ws.db, "--granularity", "day"]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/^error: --granularity: expected 60000/);
   });
 });

@@ -66,9 +66,7 @@ export function registerStats(program: Command): void {
           ),
         );
         out("");
-        out(
-          `pending jobs per bucket (${formatDuration(stats.bucketWidthMs)} buckets, ${timeZone})`,
-        );
+        out(`pending jobs per bucket (${bucketName(stats.bucketWidthMs)} buckets, ${timeZone})`);
         if (stats.buckets.length === 0) out("  (none)");
         const max = Math.max(0, ...stats.buckets.map((b) => b.pending));
         const width = String(max).length;
@@ -134,6 +132,11 @@ async function firedLateness(
     max: values[values.length - 1] ?? 0,
     early: values.filter((v) => v < 0).length,
   };
+}
+
+function bucketName(widthMs: number): string {
+  const names: Record<number, string> = { 60_000: "minute", 3_600_000: "hour", 86_400_000: "day" };
+  return names[widthMs] ?? formatDuration(widthMs);
 }
 
 function indent(text: string): string {
