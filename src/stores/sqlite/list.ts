@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import type { Job } from "../../core/job.js";
 import { FINISHED_STATUSES, JOB_STATUSES } from "../../core/job.js";
 import type { JobsListParams } from "../../store/store.js";
-import { rowToJob, type JobRow } from "./rows.js";
+import { rowToJob, type JobTuple } from "./rows.js";
 import type { SQL } from "./statements.js";
 
 type Statements = Record<keyof typeof SQL, Database.Statement>;
@@ -23,17 +23,18 @@ export function listJobs(s: Statements, widthMs: number, p: JobsListParams): Job
     tenant: p.tenant ?? null,
     limit: p.limit,
   };
-  const rows: JobRow[] = [];
+  const rows: JobTuple[] = [];
   if (statuses.has("pending")) rows.push(...listPending(s, widthMs, bounds));
-  if (statuses.has("claimed")) rows.push(...(s.listClaimed.all(bounds) as JobRow[]));
+  if (statuses.has("claimed")) rows.push(...(s.listClaimed.all(bounds) as JobTuple[]));
   const finished = FINISHED_STATUSES.filter((st) => statuses.has(st));
   if (finished.length > 0) {
     rows.push(
-      ...(s.listFinished.all({ ...bounds, statuses: JSON.stringify(finished) }) as JobRow[]),
+      ...(s.listFinished.all({ ...bounds, statuses: JSON.stringify(finished) }) as JobTuple[]),
     );
   }
-  rows.sort((a, b) => a.due_at - b.due_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  return rows.slice(0, p.limit).map(rowToJob);
+  const jobs = rows.map(rowToJob);
+  jobs.sort((a, b) => a.dueAt - b.dueAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return jobs.slice(0, p.limit);
 }
 
 interface Bounds {
@@ -45,19 +46,19 @@ interface Bounds {
   limit: number;
 }
 
-function listPending(s: Statements, widthMs: number, b: Bounds): JobRow[] {
+function listPending(s: Statements, widthMs: number, b: Bounds): JobTuple[] {
   const start = Math.max(b.from, b.afterDue);
   const fromBucket = Math.floor(start / widthMs) * widthMs;
   const buckets = s.listBuckets.all({ fromBucket, to: b.to, tenant: b.tenant }) as {
     bucket: number;
   }[];
-  const out: JobRow[] = [];
+  const out: JobTuple[] = [];
   for (const { bucket } of buckets) {
     const rows = s.listPendingInBucket.all({
       ...b,
       bucket,
       limit: b.limit - out.length,
-    }) as JobRow[];
+    }) as JobTuple[];
     out.push(...rows);
     if (out.length >= b.limit) break;
   }

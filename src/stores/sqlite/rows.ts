@@ -1,59 +1,75 @@
 import type { Job, JobStatus, JsonValue } from "../../core/job.js";
 
-/** A jobs row as better-sqlite3 returns it. */
-export interface JobRow {
-  seq: number;
-  id: string;
-  tenant: string;
-  key: string | null;
-  status: JobStatus;
-  due_at: number;
-  bucket: number;
-  shard: number;
-  payload: string;
-  target: string;
-  target_options: string | null;
-  attempts: number;
-  max_attempts: number;
-  expire_after_ms: number | null;
-  version: number;
-  lease_owner: string | null;
-  lease_expires_at: number | null;
-  fence: number;
-  last_error: string | null;
-  last_result: string | null;
-  created_at: number;
-  updated_at: number;
-  fired_at: number | null;
-  finished_at: number | null;
+/**
+ * Columns every job-returning statement selects, in this order. Those statements run in
+ * better-sqlite3's raw mode (arrays, not objects): building a 24-key object per row cost
+ * more than the claim's own update (measured 12 vs 4.6 us a job).
+ */
+export const JOB_COLUMN_NAMES = [
+  "seq",
+  "id",
+  "tenant",
+  "key",
+  "status",
+  "due_at",
+  "bucket",
+  "shard",
+  "payload",
+  "target",
+  "target_options",
+  "attempts",
+  "max_attempts",
+  "expire_after_ms",
+  "version",
+  "lease_owner",
+  "lease_expires_at",
+  "fence",
+  "last_error",
+  "last_result",
+  "created_at",
+  "updated_at",
+  "fired_at",
+  "finished_at",
+] as const;
+
+/** A jobs row in raw mode: values in JOB_COLUMN_NAMES order. */
+export type JobTuple = unknown[];
+
+/** A decoded row: the job and its rowid. */
+export interface StoredJob {
+  readonly seq: number;
+  readonly job: Job;
 }
 
-export function rowToJob(r: JobRow): Job {
+export function decodeRow(r: JobTuple): StoredJob {
+  return { seq: r[0] as number, job: rowToJob(r) };
+}
+
+export function rowToJob(r: JobTuple): Job {
   return {
-    id: r.id,
-    tenant: r.tenant,
-    key: r.key,
-    status: r.status,
-    dueAt: r.due_at,
-    bucket: r.bucket,
-    shard: r.shard,
-    payload: JSON.parse(r.payload) as JsonValue,
-    target: r.target,
-    targetOptions:
-      r.target_options === null ? null : (JSON.parse(r.target_options) as Record<string, unknown>),
-    attempts: r.attempts,
-    maxAttempts: r.max_attempts,
-    expireAfterMs: r.expire_after_ms,
-    version: r.version,
-    leaseOwner: r.lease_owner,
-    leaseExpiresAt: r.lease_expires_at,
-    fence: r.fence,
-    lastError: r.last_error,
-    lastResult: r.last_result === null ? null : (JSON.parse(r.last_result) as JsonValue),
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    firedAt: r.fired_at,
-    finishedAt: r.finished_at,
+    id: r[1] as string,
+    tenant: r[2] as string,
+    key: r[3] as string | null,
+    status: r[4] as JobStatus,
+    dueAt: r[5] as number,
+    bucket: r[6] as number,
+    shard: r[7] as number,
+    payload: JSON.parse(r[8] as string) as JsonValue,
+    target: r[9] as string,
+    targetOptions: r[10] === null ? null : (JSON.parse(r[10] as string) as Record<string, unknown>),
+    attempts: r[11] as number,
+    maxAttempts: r[12] as number,
+    expireAfterMs: r[13] as number | null,
+    version: r[14] as number,
+    leaseOwner: r[15] as string | null,
+    leaseExpiresAt: r[16] as number | null,
+    fence: r[17] as number,
+    lastError: r[18] as string | null,
+    lastResult: r[19] === null ? null : (JSON.parse(r[19] as string) as JsonValue),
+    createdAt: r[20] as number,
+    updatedAt: r[21] as number,
+    firedAt: r[22] as number | null,
+    finishedAt: r[23] as number | null,
   };
 }
 

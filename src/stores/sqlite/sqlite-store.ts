@@ -17,8 +17,8 @@ import type {
   Store,
 } from "../../store/store.js";
 import { MIGRATIONS } from "./migrations.js";
-import { CounterDeltas, rowToJob, type JobRow } from "./rows.js";
-import { SQL } from "./statements.js";
+import { CounterDeltas, decodeRow, rowToJob, type JobTuple, type StoredJob } from "./rows.js";
+import { RAW_JOB_STATEMENTS, SQL } from "./statements.js";
 import { listJobs } from "./list.js";
 
 /** Options of the SQLite store. */
@@ -78,6 +78,7 @@ export class SqliteStore implements Store {
     for (const [name, sql] of Object.entries(SQL)) {
       prepared[name as keyof typeof SQL] = this.db.prepare(sql);
     }
+    for (const name of RAW_JOB_STATEMENTS) prepared[name].raw(true);
     this.s = prepared;
   }
 
@@ -138,7 +139,7 @@ export class SqliteStore implements Store {
             results.push({ job: seen, created: false });
             continue;
           }
-          const existing = this.s.jobByLiveKey.get(j.tenant, j.key) as JobRow | undefined;
+          const existing = this.s.jobByLiveKey.get(j.tenant, j.key) as JobTuple | undefined;
           if (existing) {
             const job = rowToJob(existing);
             byKey.set(k, job);
@@ -181,13 +182,11 @@ export class SqliteStore implements Store {
   }
 
   async jobGet(params: { id: string; tenant?: string }): Promise<Job | null> {
-    const row = this.s.jobById.get(params.id) as JobRow | undefined;
-    if (!row || (params.tenant !== undefined && row.tenant !== params.tenant)) return null;
-    return rowToJob(row);
+    return this.ownedRow(params.id, params.tenant)?.job ?? null;
   }
 
   async jobGetByKey(params: { tenant: string; key: string }): Promise<Job | null> {
-    const row = this.s.jobByLiveKey.get(params.tenant, params.key) as JobRow | undefined;
+    const row = this.s.jobByLiveKey.get(params.tenant, params.key) as JobTuple | undefined;
     return row ? rowToJob(row) : null;
   }
 
@@ -246,11 +245,12 @@ export class SqliteStore implements Store {
         owner: params.owner,
         leaseUntil: params.now + params.leaseMs,
         now: params.now,
-      }) as JobRow[];
+      }) as JobTuple[];
+      const jobs = rows.map(rowToJob);
       const deltas = new CounterDeltas();
-      for (const r of rows) deltas.move(r.tenant, "pending", "claimed", r.bucket, r.bucket);
+      for (const j of jobs) deltas.move(j.tenant, "pending", "claimed", j.bucket, j.bucket);
       this.flush(deltas);
-      return rows.map(rowToJob).sort(byDue);
+      return jobs.sort(byDue);
     });
     return run.immediate();
   }
@@ -337,13 +337,14 @@ export class SqliteStore implements Store {
     const run = this.db.transaction((): CancelResult => {
       const current = this.ownedRow(params.id, params.tenant);
       if (!current) return { outcome: "not-found" };
-      const row = this.s.jobCancel.get({ id: params.id, now: params.now }) as JobRow | undefined;
-      if (!row) return { outcome: "too-late", job: rowToJob(current) };
-      this.s.hotDelete.run(current.due_at, current.seq);
+      const row = this.s.jobCancel.get({ id: params.id, now: params.now }) as JobTuple | undefined;
+      if (!row) return { outcome: "too-late", job: current.job };
+      const cancelled = rowToJob(row);
+      this.s.hotDelete.run(current.job.dueAt, current.seq);
       const deltas = new CounterDeltas();
-      deltas.move(row.tenant, "pending", "cancelled", current.bucket, current.bucket);
+      deltas.move(cancelled.tenant, "pending", "cancelled", current.job.bucket, current.job.bucket);
       this.flush(deltas);
-      return { outcome: "cancelled", job: rowToJob(row) };
+      return { outcome: "cancelled", job: cancelled };
     });
     return run.immediate();
   }
@@ -361,9 +362,9 @@ export class SqliteStore implements Store {
     const run = this.db.transaction((): RescheduleResult => {
       const current = this.ownedRow(params.id, params.tenant);
       if (!current) return { outcome: "not-found" };
-      if (current.status !== from) return { outcome: "too-late", job: rowToJob(current) };
-      if (params.expectedVersion !== undefined && current.version !== params.expectedVersion) {
-        return { outcome: "version-conflict", job: rowToJob(current) };
+      if (current.job.status !== from) return { outcome: "too-late", job: current.job };
+      if (params.expectedVersion !== undefined && current.job.version !== params.expectedVersion) {
+        return { outcome: "version-conflict", job: current.job };
       }
       const stmt = from === "pending" ? this.s.jobReschedule : this.s.jobRetry;
       const row = stmt.get({
@@ -372,14 +373,15 @@ export class SqliteStore implements Store {
         bucket: params.bucket,
         expectedVersion: params.expectedVersion ?? null,
         now: params.now,
-      }) as JobRow | undefined;
-      if (!row) return { outcome: "too-late", job: rowToJob(current) };
-      if (from === "pending") this.s.hotDelete.run(current.due_at, current.seq);
-      this.placeInHot(row);
+      }) as JobTuple | undefined;
+      if (!row) return { outcome: "too-late", job: current.job };
+      const moved = rowToJob(row);
+      if (from === "pending") this.s.hotDelete.run(current.job.dueAt, current.seq);
+      this.placeInHot({ seq: current.seq, bucket: moved.bucket, due_at: moved.dueAt });
       const deltas = new CounterDeltas();
-      deltas.move(row.tenant, from, "pending", current.bucket, row.bucket);
+      deltas.move(moved.tenant, from, "pending", current.job.bucket, moved.bucket);
       this.flush(deltas);
-      return { outcome: "rescheduled", job: rowToJob(row) };
+      return { outcome: "rescheduled", job: moved };
     });
     return Promise.resolve(run.immediate());
   }
@@ -476,10 +478,12 @@ export class SqliteStore implements Store {
   }
 
   /** The row of `id` if it exists and belongs to `tenant` (when given). */
-  private ownedRow(id: string, tenant: string | undefined): JobRow | undefined {
-    const row = this.s.jobById.get(id) as JobRow | undefined;
-    if (!row || (tenant !== undefined && row.tenant !== tenant)) return undefined;
-    return row;
+  private ownedRow(id: string, tenant: string | undefined): StoredJob | undefined {
+    const row = this.s.jobById.get(id) as JobTuple | undefined;
+    if (!row) return undefined;
+    const stored = decodeRow(row);
+    if (tenant !== undefined && stored.job.tenant !== tenant) return undefined;
+    return stored;
   }
 
   /**

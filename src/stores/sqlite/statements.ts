@@ -2,10 +2,9 @@
  * Every SQL statement of the SQLite store, one per operation, with what it relies on.
  * Named parameters (`@name`) are bound from plain objects by better-sqlite3.
  */
-const JOB_COLUMNS = `seq, id, tenant, key, status, due_at, bucket, shard, payload, target,
-  target_options, attempts, max_attempts, expire_after_ms, version, lease_owner,
-  lease_expires_at, fence, last_error, last_result, created_at, updated_at, fired_at,
-  finished_at`;
+import { JOB_COLUMN_NAMES } from "./rows.js";
+
+const JOB_COLUMNS = JOB_COLUMN_NAMES.join(", ");
 
 export const SQL = {
   metaGet: `SELECT value FROM meta WHERE name = ?`,
@@ -171,3 +170,16 @@ export const SQL = {
       AND status IN (SELECT value FROM json_each(@statuses))
     ORDER BY due_at, id LIMIT @limit`,
 } as const;
+
+/** Statements returning JOB_COLUMNS, run in raw mode (rows as arrays, see rows.ts). */
+export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
+  "jobByLiveKey",
+  "jobById",
+  "jobsClaim",
+  "jobCancel",
+  "jobReschedule",
+  "jobRetry",
+  "listPendingInBucket",
+  "listClaimed",
+  "listFinished",
+];
