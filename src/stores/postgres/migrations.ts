@@ -111,15 +111,13 @@ export function migrations(schema: string): readonly string[] {
 
     CREATE FUNCTION ${s}.live_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-      WITH gone AS (
-        SELECT bucket, tenant, count(*) AS n FROM old_rows GROUP BY bucket, tenant ORDER BY 1, 2
-      ), dec AS (
-        UPDATE ${s}.bucket_counts c SET pending = c.pending - g.n
-        FROM gone g WHERE c.bucket = g.bucket AND c.tenant = g.tenant
-        RETURNING c.bucket, c.tenant, c.pending
-      )
-      DELETE FROM ${s}.bucket_counts c USING dec
-        WHERE c.bucket = dec.bucket AND c.tenant = dec.tenant AND dec.pending <= 0;
+      -- Upsert (not UPDATE) so rows are locked in key order, as live_inserted does.
+      INSERT INTO ${s}.bucket_counts AS c (bucket, tenant, pending)
+        SELECT bucket, tenant, -count(*) FROM old_rows GROUP BY bucket, tenant ORDER BY 1, 2
+        ON CONFLICT (bucket, tenant) DO UPDATE SET pending = c.pending + excluded.pending;
+      -- A separate statement: rows updated above are invisible to a delete in the same one.
+      DELETE FROM ${s}.bucket_counts c
+        WHERE c.pending <= 0 AND (c.bucket, c.tenant) IN (SELECT bucket, tenant FROM old_rows);
       RETURN NULL;
     END $$;
     CREATE TRIGGER live_deleted AFTER DELETE ON ${s}.jobs_live
@@ -143,18 +141,12 @@ export function migrations(schema: string): readonly string[] {
     CREATE FUNCTION ${s}.history_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE w bigint := (SELECT value::bigint FROM ${s}.meta WHERE name = 'history_width_ms');
     BEGIN
-      WITH gone AS (
-        SELECT finished_at - ((finished_at % w) + w) % w AS period,
-               tenant, status, count(*) AS n
+      INSERT INTO ${s}.history_counts AS c (period, tenant, status, n)
+        SELECT finished_at - ((finished_at % w) + w) % w, tenant, status, -count(*)
         FROM old_rows GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-      ), dec AS (
-        UPDATE ${s}.history_counts c SET n = c.n - g.n FROM gone g
-        WHERE c.period = g.period AND c.tenant = g.tenant AND c.status = g.status
-        RETURNING c.period, c.tenant, c.status, c.n
-      )
-      DELETE FROM ${s}.history_counts c USING dec
-        WHERE c.period = dec.period AND c.tenant = dec.tenant AND c.status = dec.status
-          AND dec.n <= 0;
+        ON CONFLICT (period, tenant, status) DO UPDATE SET n = c.n + excluded.n;
+      DELETE FROM ${s}.history_counts c WHERE c.n <= 0 AND (c.period, c.tenant, c.status) IN (
+        SELECT finished_at - ((finished_at % w) + w) % w, tenant, status FROM old_rows);
       RETURN NULL;
     END $$;
     CREATE TRIGGER history_deleted AFTER DELETE ON ${s}.jobs_history

@@ -151,7 +151,7 @@ export class Partitions {
     const candidates = (await this.list("jobs_live")).filter((p) => p.to <= before);
     if (candidates.length === 0) return [];
     const counted = await this.pool.query<{ bucket: number }>(
-      `SELECT DISTINCT bucket FROM ${this.q("bucket_counts")} WHERE bucket < $1`,
+      `SELECT DISTINCT bucket FROM ${this.q("bucket_counts")} WHERE bucket < $1 AND pending > 0`,
       [before],
     );
     const busy = new Set(counted.rows.map((r) => r.bucket));

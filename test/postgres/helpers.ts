@@ -1,0 +1,60 @@
+import { bucketOf } from "../../src/core/buckets.js";
+import { createIdGenerator, shardOf } from "../../src/core/ids.js";
+import type { NewJob } from "../../src/core/job.js";
+import type { Store } from "../../src/store/store.js";
+
+/** Builds valid NewJobs for `store` (its bucket width and shard count). */
+export function jobMaker(store: Store, idTime: number) {
+  let t = idTime;
+  const newId = createIdGenerator(() => t++);
+  return (dueAt: number, over: Partial<NewJob> = {}): NewJob => {
+    const id = over.id ?? newId();
+    return {
+      id,
+      tenant: "default",
+      key: null,
+      dueAt,
+      bucket: bucketOf(dueAt, store.bucketWidthMs),
+      shard: shardOf(id, store.shardCount),
+      payload: null,
+      target: "t",
+      targetOptions: null,
+      maxAttempts: 3,
+      expireAfterMs: null,
+      ...over,
+    };
+  };
+}
+
+/** Inserts in batches of `batch`. */
+export async function insertAll(store: Store, jobs: NewJob[], now: number, batch = 10_000) {
+  for (let i = 0; i < jobs.length; i += batch) {
+    await store.jobsInsert({ jobs: jobs.slice(i, i + batch), now });
+  }
+}
+
+/** Claims everything due at `now` and settles it as succeeded; returns how many fired. */
+export async function fireAll(store: Store, now: number, owner = "n"): Promise<number> {
+  let fired = 0;
+  for (;;) {
+    const batch = await store.jobsClaimDue({
+      now,
+      dueBefore: now,
+      limit: 1000,
+      leaseMs: 60_000,
+      owner,
+    });
+    if (batch.length === 0) return fired;
+    await store.jobsSettle({
+      now,
+      settlements: batch.map((j) => ({
+        id: j.id,
+        fence: j.fence,
+        firedAt: now,
+        outcome: "succeeded" as const,
+        result: null,
+      })),
+    });
+    fired += batch.length;
+  }
+}
