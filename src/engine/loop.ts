@@ -12,6 +12,8 @@ export class ServiceLoop {
   private running: Promise<void> | null = null;
   private started = false;
   private wakeRequested = false;
+  /** Earliest wake asked for while a pass ran (it may have read state from before the ask). */
+  private wakeRequestedAt: number | null = null;
   private failures = 0;
   private nextAt: number | null = null;
 
@@ -60,8 +62,9 @@ export class ServiceLoop {
 
   /** Bring the next pass forward to `at` if it is planned later. */
   wakeAt(at: number): void {
-    if (!this.started || this.running) {
-      if (this.running && at <= this.opts.clock.now()) this.wakeRequested = true;
+    if (!this.started) return;
+    if (this.running) {
+      this.wakeRequestedAt = Math.min(this.wakeRequestedAt ?? Infinity, at);
       return;
     }
     if (this.nextAt === null || at < this.nextAt) this.schedule(at - this.opts.clock.now());
@@ -99,6 +102,10 @@ export class ServiceLoop {
     if (this.wakeRequested) {
       this.wakeRequested = false;
       delay = 0;
+    }
+    if (this.wakeRequestedAt !== null) {
+      delay = Math.min(delay, this.wakeRequestedAt - this.opts.clock.now());
+      this.wakeRequestedAt = null;
     }
     this.schedule(delay);
   }
