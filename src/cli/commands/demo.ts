@@ -89,82 +89,42 @@ async function refuseForeignJobs(s: Scheduler, db: string): Promise<void> {
   }
 }
 
-async function runDemo(
-  s: Scheduler,
-  o: {
-    db: string;
-    count: number;
-    lead: number;
-    spread: number;
-    say: (l: string) => void;
-    quiet: boolean;
-  },
-): Promise<DemoSummary> {
-  const started = Date.now();
-  const firstDue = started + o.lead;
-  const inputs: ScheduleInput[] = Array.from({ length: o.count }, (_, i) => ({
-    dueAt: firstDue + Math.round((i * o.spread) / Math.max(1, o.count - 1)),
-    target: DEMO_TARGET,
-    payload: { n: i + 1, text: `reminder #${i + 1}` },
-  }));
-  const t0 = performance.now();
-  const results = await s.scheduleMany(inputs);
-  const scheduleMs = performance.now() - t0;
-  const ours = new Map(results.map((r) => [r.job.id, r.job]));
-  const lastDue = Math.max(...results.map((r) => r.job.dueAt));
-  o.say(
-    `scheduled ${o.count} reminders in one transaction (${scheduleMs.toFixed(1)} ms) on ${o.db},` +
-      ` due from ${new Date(firstDue).toISOString()} to ${new Date(lastDue).toISOString()}`,
-  );
-  o.say("firing each at its millisecond (lateness = start of the handler minus due time):");
+interface DemoRun {
+  db: string;
+  count: number;
+  lead: number;
+  spread: number;
+  say: (l: string) => void;
+  quiet: boolean;
+}
 
-  // Lateness is measured in the handler itself, unclamped, so a job fired early shows up
-  // as negative (the engine's own figure is clamped at 0).
-  const lateness = new Map<string, number>();
-  let duplicated = 0;
-  let firedEvents = 0;
-  let finish: () => void = () => undefined;
-  const allFired = new Promise<void>((resolve) => (finish = resolve));
-  s.handle(DEMO_TARGET, (job: Job) => {
-    const late = Date.now() - job.dueAt;
-    if (!ours.has(job.id)) return; // left over from an interrupted earlier run
-    if (lateness.has(job.id)) duplicated++;
-    else lateness.set(job.id, late);
-  });
-  s.on("fired", ({ job }) => {
-    if (!ours.has(job.id)) return;
-    firedEvents++;
-    const n = (job.payload as { n?: number } | null)?.n ?? 0;
-    const late = lateness.get(job.id) ?? 0;
-    if (!o.quiet) {
-      o.say(
-        `  #${String(n).padStart(4)}  due ${new Date(job.dueAt).toISOString().slice(11, 23)}  lateness ${String(late).padStart(3)} ms`,
-      );
-    } else if (firedEvents % 50 === 0 || firedEvents === o.count) {
-      o.say(`  fired ${firedEvents}/${o.count}`);
-    }
-    if (firedEvents >= o.count) finish();
-  });
+async function runDemo(s: Scheduler, o: DemoRun): Promise<DemoSummary> {
+  const started = Date.now();
+  const burst = await scheduleBurst(s, o);
+  o.say("firing each at its millisecond (lateness = start of the handler minus due time):");
+  const recorder = new FiringRecorder(burst.ours, o);
+  s.handle(DEMO_TARGET, (job: Job) => recorder.handlerStarted(job));
+  s.on("fired", ({ job }) => recorder.recorded(job));
   s.start();
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([
-    allFired,
+    recorder.allRecorded,
     new Promise<void>((r) => {
-      timer = setTimeout(r, lastDue - Date.now() + GRACE_MS);
+      timer = setTimeout(r, burst.lastDue - Date.now() + GRACE_MS);
     }),
   ]);
   clearTimeout(timer);
   await s.stop();
-  const storedSucceeded = await countSucceeded(s, ours, firstDue, lastDue);
-  const values = [...lateness.values()].sort((a, b) => a - b);
+  const storedSucceeded = await countSucceeded(s, burst.ours, burst.firstDue, burst.lastDue);
+  const values = [...recorder.lateness.values()].sort((a, b) => a - b);
   return {
     db: o.db,
     scheduled: o.count,
-    scheduleMs: Math.round(scheduleMs * 10) / 10,
-    fired: lateness.size,
+    scheduleMs: Math.round(burst.scheduleMs * 10) / 10,
+    fired: recorder.lateness.size,
     early: values.filter((v) => v < 0).length,
-    lost: o.count - lateness.size,
-    duplicated,
+    lost: o.count - recorder.lateness.size,
+    duplicated: recorder.duplicated,
     storedSucceeded,
     latenessMs: {
       p50: percentile(values, 50),
@@ -173,6 +133,73 @@ async function runDemo(
     },
     wallMs: Date.now() - started,
   };
+}
+
+/** Schedules the reminders, spread evenly over `spread` ms starting `lead` ms from now. */
+async function scheduleBurst(
+  s: Scheduler,
+  o: DemoRun,
+): Promise<{ ours: Map<string, Job>; firstDue: number; lastDue: number; scheduleMs: number }> {
+  const firstDue = Date.now() + o.lead;
+  const inputs: ScheduleInput[] = Array.from({ length: o.count }, (_, i) => ({
+    dueAt: firstDue + Math.round((i * o.spread) / Math.max(1, o.count - 1)),
+    target: DEMO_TARGET,
+    payload: { n: i + 1, text: `reminder #${i + 1}` },
+  }));
+  const t0 = performance.now();
+  const results = await s.scheduleMany(inputs);
+  const scheduleMs = performance.now() - t0;
+  const lastDue = Math.max(...results.map((r) => r.job.dueAt));
+  o.say(
+    `scheduled ${o.count} reminders in one transaction (${scheduleMs.toFixed(1)} ms) on ${o.db},` +
+      ` due from ${new Date(firstDue).toISOString()} to ${new Date(lastDue).toISOString()}`,
+  );
+  return { ours: new Map(results.map((r) => [r.job.id, r.job])), firstDue, lastDue, scheduleMs };
+}
+
+/**
+ * Measures lateness in the handler itself, unclamped, so a job fired early would show up
+ * as negative (the engine's own figure is clamped at 0), and prints each firing once the
+ * scheduler has recorded it.
+ */
+class FiringRecorder {
+  /** Lateness of the first run of each of this demo's jobs, by id. */
+  readonly lateness = new Map<string, number>();
+  duplicated = 0;
+  readonly allRecorded: Promise<void>;
+  private readonly recordedIds = new Set<string>();
+  private finish: () => void = () => undefined;
+
+  constructor(
+    private readonly ours: ReadonlyMap<string, Job>,
+    private readonly o: Pick<DemoRun, "count" | "say" | "quiet">,
+  ) {
+    this.allRecorded = new Promise((resolve) => (this.finish = resolve));
+  }
+
+  handlerStarted(job: Job): void {
+    const late = Date.now() - job.dueAt;
+    if (!this.ours.has(job.id)) return; // left over from an interrupted earlier run
+    if (this.lateness.has(job.id)) this.duplicated++;
+    else this.lateness.set(job.id, late);
+  }
+
+  recorded(job: Job): void {
+    if (!this.ours.has(job.id)) return;
+    this.recordedIds.add(job.id);
+    const done = this.recordedIds.size;
+    const n = (job.payload as { n?: number } | null)?.n ?? 0;
+    const late = this.lateness.get(job.id) ?? 0;
+    if (!this.o.quiet) {
+      const due = new Date(job.dueAt).toISOString().slice(11, 23);
+      this.o.say(
+        `  #${String(n).padStart(4)}  due ${due}  lateness ${String(late).padStart(3)} ms`,
+      );
+    } else if (done % 50 === 0 || done === this.o.count) {
+      this.o.say(`  fired ${done}/${this.o.count}`);
+    }
+    if (done >= this.o.count) this.finish();
+  }
 }
 
 /** How many of this run's jobs the store records as succeeded. */

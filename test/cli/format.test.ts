@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import {
+  bar,
+  formatDuration,
+  formatInZone,
+  formatRelative,
+  percentile,
+  table,
+} from "../../src/cli/format.js";
+
+describe("CLI text formatting", () => {
+  it("draws bars proportional to the largest value, never empty for a non-zero count", () => {
+    expect(bar(10, 10, 40)).toBe("█".repeat(40));
+    expect(bar(5, 10, 40)).toBe("█".repeat(20));
+    expect(bar(1, 1000, 40)).toBe("▏");
+    expect(bar(0, 10, 40)).toBe("");
+  });
+
+  it("shows wall-clock times in a zone, across a DST change", () => {
+    expect(formatInZone(Date.UTC(2026, 2, 29, 0, 30), "Europe/Paris")).toBe(
+      "2026-03-29 01:30:00.000 GMT+1",
+    );
+    expect(formatInZone(Date.UTC(2026, 2, 29, 1, 30), "Europe/Paris")).toBe(
+      "2026-03-29 03:30:00.000 GMT+2",
+    );
+    expect(formatInZone(Date.UTC(2026, 0, 1, 12), "UTC")).toBe("2026-01-01 12:00:00.000 UTC");
+  });
+
+  it("writes short durations and relative times", () => {
+    expect(formatDuration(250)).toBe("250 ms");
+    expect(formatDuration(1500)).toBe("1.5 s");
+    expect(formatDuration(2 * 3_600_000 + 5 * 60_000)).toBe("2h 5m");
+    expect(formatDuration(3 * 86_400_000 + 7_200_000)).toBe("3d 2h");
+    expect(formatDuration(3 * 86_400_000 + 60_000)).toBe("3d");
+    expect(formatRelative(10_000 + 600_000, 10_000)).toBe("in 10m");
+    expect(formatRelative(0, 90_000)).toBe("1m 30s ago");
+  });
+
+  it("takes nearest-rank percentiles", () => {
+    const v = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect(percentile(v, 50)).toBe(50);
+    expect(percentile(v, 99)).toBe(99);
+    expect(percentile(v, 100)).toBe(100);
+    expect(percentile([], 50)).toBe(0);
+    expect(percentile([7], 99)).toBe(7);
+  });
+
+  it("aligns table columns", () => {
+    expect(
+      table(
+        ["A", "N"],
+        [
+          ["xx", "1"],
+          ["y", "10"],
+        ],
+        ["l", "r"],
+      ),
+    ).toBe("A    N\nxx   1\ny   10");
+  });
+});
