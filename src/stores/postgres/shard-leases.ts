@@ -33,7 +33,7 @@ export interface HeartbeatResult {
 }
 
 /**
- * Node registry and shard ownership by lease. Every heartbeat (one transaction):
+ * Node registry and shard ownership by lease. Every heartbeat:
  *  1. records this node as alive until now + ttl and forgets nodes whose ttl ran out;
  *  2. computes the same balanced assignment every node computes from the live node list
  *     (rendezvous hashing with a capacity of ceil(shards / nodes), so a join or a leave
@@ -102,62 +102,73 @@ export class ShardLeases {
     return now < this.validUntil ? this.current : [];
   }
 
-  /** One heartbeat at `now` (default: the clock). */
+  /**
+   * One heartbeat at `now` (default: the clock). In the steady state it is one statement
+   * (record the heartbeat, renew the leases, read the live nodes); a second one moves
+   * shards only when the assignment differs from what this node holds.
+   */
   async runOnce(now: number = this.now()): Promise<HeartbeatResult> {
     const s = `"${this.store.schema}"`;
     const me = this.options.nodeId;
-    const client = await this.store.connection.connect();
-    let broken: Error | undefined;
+    const pool = this.store.connection;
     try {
-      await client.query("BEGIN");
-      await client.query(
-        `INSERT INTO ${s}.nodes (node_id, started_at, heartbeat_at, expires_at)
-         VALUES ($1, $2::bigint, $2::bigint, $2::bigint + $3::bigint)
-         ON CONFLICT (node_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at,
-           expires_at = excluded.expires_at`,
+      // Nodes whose ttl ran out are forgotten by whoever beats first; their leases run out
+      // on their own (same ttl) and are taken over by the upsert below.
+      const beat = await pool.query<{ nodes: string[]; renewed: number[] | null }>(
+        `WITH me AS (
+           INSERT INTO ${s}.nodes (node_id, started_at, heartbeat_at, expires_at)
+           VALUES ($1, $2::bigint, $2::bigint, $2::bigint + $3::bigint)
+           ON CONFLICT (node_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at,
+             expires_at = excluded.expires_at
+         ), dead AS (
+           DELETE FROM ${s}.nodes WHERE expires_at <= $2::bigint AND node_id <> $1
+         ), renewed AS (
+           UPDATE ${s}.shard_leases SET expires_at = $2::bigint + $3::bigint
+           WHERE owner = $1 AND expires_at > $2::bigint
+           RETURNING shard
+         )
+         SELECT ARRAY(SELECT node_id FROM ${s}.nodes WHERE expires_at > $2::bigint AND node_id <> $1
+                      UNION SELECT $1 ORDER BY 1) AS nodes,
+                (SELECT array_agg(shard ORDER BY shard) FROM renewed) AS renewed`,
         [me, now, this.ttlMs],
       );
-      await client.query(`DELETE FROM ${s}.nodes WHERE expires_at <= $1::bigint`, [now]);
-      const nodes = (
-        await client.query<{ node_id: string }>(`SELECT node_id FROM ${s}.nodes ORDER BY node_id`)
-      ).rows.map((r) => r.node_id);
+      const nodes = beat.rows[0]!.nodes;
+      const renewed = beat.rows[0]!.renewed ?? [];
       const target = assignShards(nodes, this.store.shardCount).get(me) ?? [];
-      const released = (
-        await client.query<{ shard: number }>(
-          `DELETE FROM ${s}.shard_leases WHERE owner = $1 AND NOT (shard = ANY($2::int[]))
-           RETURNING shard`,
-          [me, target],
-        )
-      ).rows.map((r) => r.shard);
-      const held = (
-        await client.query<{ shard: number }>(
-          `INSERT INTO ${s}.shard_leases AS l (shard, owner, expires_at, acquired_at)
-           SELECT t, $1, $2::bigint + $3::bigint, $2::bigint FROM unnest($4::int[]) AS t
-           ON CONFLICT (shard) DO UPDATE SET owner = excluded.owner,
-             expires_at = excluded.expires_at,
-             acquired_at = CASE WHEN l.owner = excluded.owner THEN l.acquired_at ELSE excluded.acquired_at END
-           WHERE l.owner = excluded.owner OR l.expires_at <= $2::bigint
-           RETURNING shard`,
+      let owned = renewed;
+      let released: number[] = [];
+      if (target.join(",") !== renewed.join(",")) {
+        const moved = await pool.query<{ released: number[] | null; held: number[] | null }>(
+          `WITH rel AS (
+             DELETE FROM ${s}.shard_leases WHERE owner = $1 AND NOT (shard = ANY($4::int[]))
+             RETURNING shard
+           ), held AS (
+             INSERT INTO ${s}.shard_leases AS l (shard, owner, expires_at, acquired_at)
+             SELECT t, $1, $2::bigint + $3::bigint, $2::bigint FROM unnest($4::int[]) AS t
+             ON CONFLICT (shard) DO UPDATE SET owner = excluded.owner,
+               expires_at = excluded.expires_at,
+               acquired_at = CASE WHEN l.owner = excluded.owner THEN l.acquired_at
+                                  ELSE excluded.acquired_at END
+             WHERE l.owner = excluded.owner OR l.expires_at <= $2::bigint
+             RETURNING shard
+           )
+           SELECT (SELECT array_agg(shard ORDER BY shard) FROM rel) AS released,
+                  (SELECT array_agg(shard ORDER BY shard) FROM held) AS held`,
           [me, now, this.ttlMs, target],
-        )
-      ).rows;
-      await client.query("COMMIT");
-      const owned = held.map((r) => r.shard).sort((a, b) => a - b);
+        );
+        released = moved.rows[0]!.released ?? [];
+        owned = moved.rows[0]!.held ?? [];
+      }
       const before = new Set(this.current);
       const acquired = owned.filter((x) => !before.has(x));
       // Stop trusting the leases a heartbeat before they run out for everyone else.
       this.validUntil = now + this.ttlMs - this.heartbeatMs;
       const changed = owned.join(",") !== this.current.join(",");
-      this.current = Object.freeze(owned);
+      this.current = Object.freeze([...owned]);
       if (changed) this.options.onChange?.(this.current);
       return { owned: this.current, acquired, released, nodes };
     } catch (err) {
-      await client.query("ROLLBACK").catch((e: unknown) => {
-        broken = e instanceof Error ? e : new Error(String(e));
-      });
       throw new Error(`shard lease heartbeat of ${me}`, { cause: err });
-    } finally {
-      client.release(broken);
     }
   }
 

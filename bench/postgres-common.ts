@@ -1,0 +1,208 @@
+/**
+ * Shared pieces of the PostgreSQL benchmarks: sizes (BENCH_SCALE=tiny for the CI smoke
+ * run), the server (the one named by PG_URL, else a private throwaway server with
+ * pg_stat_statements loaded, as in the tests), job generation and bulk backlog loading,
+ * and statement counting.
+ */
+import { bucketOf } from "../src/core/buckets.js";
+import { createIdGenerator, shardOf } from "../src/core/ids.js";
+import type { NewJob } from "../src/core/job.js";
+import { PartitionMaintenance } from "../src/stores/postgres/partition-maintenance.js";
+import { PostgresStore } from "../src/stores/postgres/postgres-store.js";
+import pg from "pg";
+import type { PostgresStoreOptions } from "../src/stores/postgres/options.js";
+import {
+  freshSchema,
+  startPostgres,
+  type PostgresServer,
+} from "../test/support/postgres-server.js";
+
+export const DAY = 86_400_000;
+
+export interface PgSizes {
+  readonly scale: "tiny" | "full";
+  /** Jobs of the bulk insert benchmark. */
+  readonly bulkJobs: number;
+  /** Pending future backlogs the claim-cost benchmark compares (smaller first). */
+  readonly claimBacklogs: readonly [number, number];
+  /** Poll rounds timed per backlog. */
+  readonly claimRounds: number;
+  /** Jobs fired by the churn benchmark. */
+  readonly churnJobs: number;
+  /** Backlog and measuring window of the idle benchmark. */
+  readonly idleBacklog: number;
+  readonly idleWindowMs: number;
+}
+
+export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
+  const scale = env.BENCH_SCALE ?? "full";
+  if (scale === "tiny") {
+    return {
+      scale,
+      bulkJobs: 20_000,
+      claimBacklogs: [1_000, 20_000],
+      claimRounds: 10,
+      churnJobs: 10_000,
+      idleBacklog: 10_000,
+      idleWindowMs: 5_000,
+    };
+  }
+  if (scale === "full") {
+    return {
+      scale,
+      bulkJobs: 1_000_000,
+      claimBacklogs: [10_000, 10_000_000],
+      claimRounds: 40,
+      churnJobs: 1_000_000,
+      idleBacklog: 10_000_000,
+      idleWindowMs: 60_000,
+    };
+  }
+  throw new Error(`BENCH_SCALE: expected "tiny" or "full", got ${JSON.stringify(scale)}`);
+}
+
+let server: PostgresServer | null = null;
+
+/** The benchmark server (started once per run). */
+export async function benchServer(): Promise<PostgresServer> {
+  if (!server) {
+    server = await startPostgres({
+      settings: {
+        shared_preload_libraries: "pg_stat_statements",
+        "pg_stat_statements.track": "top",
+        // durability as in production: the benchmarks measure commits honestly
+        fsync: "on",
+        synchronous_commit: "on",
+        full_page_writes: "on",
+        shared_buffers: "1GB",
+        max_wal_size: "8GB",
+        checkpoint_timeout: "30min",
+      },
+    });
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    // Statement counts for the idle and churn benchmarks; absent on a server without it.
+    await client.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements").catch(() => {});
+    await client.end();
+  }
+  return server;
+}
+
+export async function stopBenchServer(): Promise<void> {
+  await server?.stop();
+  server = null;
+}
+
+/** A store on a fresh schema of the benchmark server, partitions made for the next `days`. */
+export async function benchStore(
+  prefix: string,
+  days = 31,
+  options: Partial<PostgresStoreOptions> = {},
+): Promise<PostgresStore> {
+  const srv = await benchServer();
+  const store = await PostgresStore.open({
+    url: srv.url,
+    schema: freshSchema(prefix),
+    poolSize: 8,
+    ...options,
+  });
+  await new PartitionMaintenance(store, { aheadBuckets: days }).runOnce(Date.now());
+  return store;
+}
+
+/** Drops a benchmark schema (its data can be gigabytes). */
+export async function dropStore(store: PostgresStore): Promise<void> {
+  await store.connection.query(`DROP SCHEMA "${store.schema}" CASCADE`);
+  await store.close();
+}
+
+/** A generator of valid NewJobs for `store`, due at `due(i)`. */
+export function jobFactory(store: PostgresStore) {
+  const newId = createIdGenerator();
+  return (dueAt: number): NewJob => {
+    const id = newId();
+    return {
+      id,
+      tenant: "default",
+      key: null,
+      dueAt,
+      bucket: bucketOf(dueAt, store.bucketWidthMs),
+      shard: shardOf(id, store.shardCount),
+      payload: { to: "user@example.com", text: "reminder" },
+      target: "noop",
+      targetOptions: null,
+      maxAttempts: 3,
+      expireAfterMs: null,
+    };
+  };
+}
+
+/**
+ * Loads `count` pending jobs due uniformly in [from, from + spanMs) straight into
+ * jobs_live, server-side, a million rows per statement (the statement trigger keeps the
+ * bucket counters exact). For backlogs too large to push through the client quickly; the
+ * rows are never looked up by id, so their ids are plain sequence numbers.
+ */
+export async function loadBacklog(
+  store: PostgresStore,
+  count: number,
+  from: number,
+  spanMs: number,
+): Promise<void> {
+  const s = `"${store.schema}"`;
+  const w = store.bucketWidthMs;
+  const chunk = 1_000_000;
+  for (let start = 0; start < count; start += chunk) {
+    const n = Math.min(chunk, count - start);
+    await store.connection.query(
+      `INSERT INTO ${s}.jobs_live (shard, id, tenant, key, due_at, bucket, payload, target,
+         target_options, max_attempts, expire_after_ms, created_at, updated_at)
+       SELECT (g % $5)::int, 'B' || lpad(g::text, 25, '0'), 'default', NULL, d, d - ((d % $4) + $4) % $4,
+         '{"to":"user@example.com"}', 'noop', NULL, 3, NULL, $6, $6
+       FROM generate_series($1::bigint, $1::bigint + $2::bigint - 1) AS g,
+         LATERAL (SELECT $3::bigint + ((g * 7919) % $7::bigint) AS d) AS due`,
+      [start, n, from, w, store.shardCount, Date.now(), spanMs],
+    );
+    process.stderr.write(
+      `  loaded ${Math.min(count, start + n).toLocaleString("en-US")} backlog jobs\n`,
+    );
+  }
+  await store.connection.query(`ANALYZE ${s}.jobs_live`);
+}
+
+/**
+ * Statements the server executed so far (pg_stat_statements when loaded, else
+ * transactions from pg_stat_database), and what it is counting.
+ */
+export async function statementCount(store: PostgresStore): Promise<{ n: number; source: string }> {
+  try {
+    const r = await store.connection.query<{ n: number }>(
+      `SELECT coalesce(sum(calls), 0)::bigint AS n FROM pg_stat_statements
+       WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    );
+    return { n: Number(r.rows[0]!.n), source: "statements (pg_stat_statements)" };
+  } catch {
+    await store.connection.query("SELECT pg_stat_clear_snapshot()");
+    const r = await store.connection.query<{ n: number }>(
+      `SELECT (xact_commit + xact_rollback)::bigint AS n FROM pg_stat_database
+       WHERE datname = current_database()`,
+    );
+    return { n: Number(r.rows[0]!.n), source: "transactions (pg_stat_database)" };
+  }
+}
+
+/** Total size in bytes of a table, its partitions and their indexes. */
+export async function tableBytes(store: PostgresStore, table: string): Promise<number> {
+  const r = await store.connection.query<{ bytes: number }>(
+    `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
+     FROM pg_class c
+     WHERE c.oid = $1::regclass
+        OR c.oid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = $1::regclass)`,
+    [`"${store.schema}".${table}`],
+  );
+  return Number(r.rows[0]!.bytes);
+}
+
+export function mib(bytes: number): string {
+  return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}

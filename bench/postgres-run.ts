@@ -1,0 +1,72 @@
+/**
+ * The PostgreSQL benchmark suite: `npx tsx bench/postgres-run.ts [names...]` runs every
+ * benchmark (or the named ones) at the issue's sizes; BENCH_SCALE=tiny is the CI smoke run.
+ * Uses the server named by PG_URL (127.0.0.1 only), else starts a throwaway one with the
+ * machine's PostgreSQL binaries. Tables go to stdout, progress to stderr; a MISS is
+ * reported, never an exit code.
+ */
+import { cpus, totalmem } from "node:os";
+import { renderResult, type BenchResult } from "./lib/report.js";
+import { benchServer, pgSizes, stopBenchServer, type PgSizes } from "./postgres-common.js";
+import { pgBulkInsert } from "./postgres-bulk-insert.js";
+import { pgChurn } from "./postgres-churn.js";
+import { pgClaimCost } from "./postgres-claim-cost.js";
+import { pgIdle } from "./postgres-idle.js";
+import pg from "pg";
+
+const BENCHMARKS: Readonly<Record<string, (s: PgSizes) => Promise<BenchResult>>> = {
+  "bulk-insert": pgBulkInsert,
+  "claim-cost": pgClaimCost,
+  churn: pgChurn,
+  idle: pgIdle,
+};
+
+async function main(): Promise<number> {
+  const sizes = pgSizes();
+  const names = process.argv.slice(2).filter((a) => a !== "--");
+  for (const n of names) {
+    if (!(n in BENCHMARKS)) {
+      process.stderr.write(
+        `unknown benchmark ${n}; known: ${Object.keys(BENCHMARKS).join(", ")}\n`,
+      );
+      return 2;
+    }
+  }
+  const server = await benchServer();
+  const client = new pg.Client({ connectionString: server.url });
+  await client.connect();
+  const version = (await client.query<{ server_version: string }>("SHOW server_version")).rows[0]!
+    .server_version;
+  await client.end();
+  process.stdout.write(`## duetime PostgreSQL benchmarks (scale ${sizes.scale})\n\n`);
+  process.stdout.write(
+    `date ${new Date().toISOString()}, ${cpus().length} x ${cpus()[0]?.model.trim() ?? "cpu"}, ` +
+      `${Math.round(totalmem() / 2 ** 30)} GiB RAM, node ${process.version}, PostgreSQL ${version}\n\n`,
+  );
+  let failed = 0;
+  const summary: string[] = [];
+  try {
+    for (const name of names.length > 0 ? names : Object.keys(BENCHMARKS)) {
+      process.stderr.write(`> ${name}\n`);
+      const t = performance.now();
+      try {
+        const result = await BENCHMARKS[name]!(sizes);
+        process.stdout.write(`${renderResult(result)}\n`);
+        for (const g of result.goals) {
+          if (g.pass !== null) summary.push(`${g.pass ? "PASS" : "MISS"}  ${name}: ${g.metric}`);
+        }
+      } catch (err) {
+        failed++;
+        process.stderr.write(`${name} failed: ${(err as Error).stack ?? String(err)}\n`);
+        summary.push(`FAIL  ${name}: ${(err as Error).message}`);
+      }
+      process.stderr.write(`< ${name} ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+    }
+  } finally {
+    await stopBenchServer();
+  }
+  process.stdout.write(`### Summary\n\n${summary.join("\n")}\n`);
+  return failed > 0 ? 1 : 0;
+}
+
+process.exitCode = await main();
