@@ -17,6 +17,8 @@ export interface ListQuery {
   /** Page size, 1 to 1000. Default 50. */
   readonly limit?: number;
   readonly tenant?: string;
+  /** IANA zone for natural-language `dueFrom`/`dueTo`. Default UTC. */
+  readonly timeZone?: string;
 }
 
 export interface ParsedListQuery {
@@ -30,7 +32,7 @@ export interface ParsedListQuery {
   readonly limit: number;
 }
 
-const FIELDS = ["status", "dueFrom", "dueTo", "cursor", "limit", "tenant"];
+const FIELDS = ["status", "dueFrom", "dueTo", "cursor", "limit", "tenant", "timeZone"];
 
 export function parseListQuery(raw: unknown, now: number): ParsedListQuery {
   const q = requireObject(raw, "query");
@@ -45,8 +47,14 @@ export function parseListQuery(raw: unknown, now: number): ParsedListQuery {
     }
     filter.statuses = list as JobStatus[];
   }
-  if (q.dueFrom !== undefined) filter.dueFrom = parseDueTime(q.dueFrom, { now, field: "dueFrom" });
-  if (q.dueTo !== undefined) filter.dueTo = parseDueTime(q.dueTo, { now, field: "dueTo" });
+  if (q.timeZone !== undefined && typeof q.timeZone !== "string") {
+    throw new InvalidJobError("timeZone", "an IANA time zone name", q.timeZone);
+  }
+  const zone = q.timeZone === undefined ? {} : { timeZone: q.timeZone };
+  if (q.dueFrom !== undefined) {
+    filter.dueFrom = parseDueTime(q.dueFrom, { now, field: "dueFrom", ...zone });
+  }
+  if (q.dueTo !== undefined) filter.dueTo = parseDueTime(q.dueTo, { now, field: "dueTo", ...zone });
   if (q.tenant !== undefined) {
     if (typeof q.tenant !== "string") throw new InvalidJobError("tenant", "a string", q.tenant);
     filter.tenant = q.tenant;

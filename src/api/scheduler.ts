@@ -213,7 +213,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   /** Puts a dead job back to pending, due at `dueAt` (default now), with fresh attempts. */
   async retry(
     id: string,
-    opts: { tenant?: string; expectedVersion?: number; dueAt?: number | Date | string } = {},
+    opts: {
+      tenant?: string;
+      expectedVersion?: number;
+      dueAt?: number | Date | string;
+      timeZone?: string;
+    } = {},
   ): Promise<RescheduleResult> {
     return this.move("retry", id, opts.dueAt ?? this.clock.now(), opts);
   }

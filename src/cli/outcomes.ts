@@ -31,6 +31,13 @@ export function reportMove(
     case "version-conflict":
       if (!o.json) out(`version-conflict: job ${id} is at version ${r.job.version}`);
       return EXIT.versionConflict;
+    case "key-conflict":
+      if (!o.json) {
+        out(
+          `key-conflict: job ${r.holder.id} now holds key ${JSON.stringify(r.job.key)}; cancel it or schedule anew`,
+        );
+      }
+      return EXIT.versionConflict;
     case "not-found":
       if (!o.json) out(`not-found: no job ${id}`);
       return EXIT.notFound;

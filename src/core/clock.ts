@@ -14,7 +14,10 @@ export interface TimerHandle {
   readonly id: number;
 }
 
-/** The real clock: Date.now and setTimeout, timers unref'd so they never hold the process. */
+/**
+ * The real clock: Date.now and setTimeout. Timers are not unref'd: a started scheduler keeps
+ * the process alive, as a server would, until `stop()` clears them.
+ */
 export function systemClock(): Clock {
   const timers = new Map<number, NodeJS.Timeout>();
   let next = 1;

@@ -90,6 +90,7 @@ export function validateScheduleInput(raw: unknown, ctx: ScheduleContext): NewJo
     dueAt = parseDueTime(input.dueAt, {
       now: ctx.now,
       field: `${p}dueAt`,
+      timeZoneField: `${p}timeZone`,
       ...(timeZone === undefined ? {} : { timeZone }),
     });
   } else {

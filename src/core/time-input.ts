@@ -13,7 +13,7 @@ import { InvalidJobError } from "./errors.js";
  */
 export function parseDueTime(
   value: unknown,
-  opts: { now: number; timeZone?: string; field?: string },
+  opts: { now: number; timeZone?: string; field?: string; timeZoneField?: string },
 ): number {
   const field = opts.field ?? "dueAt";
   if (typeof value === "number") {
@@ -32,7 +32,7 @@ export function parseDueTime(
   }
   const text = value.trim();
   const timeZone = opts.timeZone ?? "UTC";
-  assertTimeZone(timeZone, opts.field === undefined ? "timeZone" : `${field}TimeZone`);
+  assertTimeZone(timeZone, opts.timeZoneField ?? "timeZone");
   if (ISO_WITH_OFFSET.test(text)) {
     const t = Date.parse(text);
     if (Number.isNaN(t)) throw new InvalidJobError(field, EXPECTED, value);

@@ -12,7 +12,7 @@ export interface HandlerContext {
   readonly signal: AbortSignal;
   /** 1 for the first attempt. */
   readonly attempt: number;
-  /** How late the job started, in ms (never negative). */
+  /** How late the job started, in ms: now minus due time (negative would mean early: never). */
   readonly latenessMs: number;
 }
 
@@ -104,7 +104,7 @@ export class Dispatcher {
 
   private async run(job: Job): Promise<void> {
     const start = this.d.clock.now();
-    const latenessMs = Math.max(0, start - job.dueAt);
+    const latenessMs = start - job.dueAt;
     const base = { id: job.id, fence: job.fence, firedAt: start };
     if (job.expireAfterMs !== null && latenessMs > job.expireAfterMs) {
       const applied = await this.d.settler.settle({

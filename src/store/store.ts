@@ -173,6 +173,8 @@ export type RescheduleResult =
   | { readonly outcome: "rescheduled"; readonly job: Job }
   | { readonly outcome: "too-late"; readonly job: Job }
   | { readonly outcome: "version-conflict"; readonly job: Job }
+  /** retry only: another live job now holds this job's idempotency key. */
+  | { readonly outcome: "key-conflict"; readonly job: Job; readonly holder: Job }
   | { readonly outcome: "not-found" };
 
 export interface StageResult {

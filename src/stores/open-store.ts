@@ -5,7 +5,10 @@ import { GRANULARITY_MS, parseGranularity, type BucketGranularity } from "../cor
 
 /** Options common to every store, given with the database location. */
 export interface OpenStoreOptions {
-  /** Bucket granularity for a new database. Default "hour". */
+  /**
+   * Bucket granularity for a new database (default: hour for SQLite). An existing database
+   * keeps its own; asking for another one is refused.
+   */
   readonly bucketGranularity?: BucketGranularity;
 }
 
@@ -17,13 +20,14 @@ export async function openStore(db: string, options: OpenStoreOptions = {}): Pro
   if (typeof db !== "string" || db.trim() === "") {
     throw new InvalidOptionError("db", "a SQLite file path or a postgres:// URL", db);
   }
-  const granularity = parseGranularity(options.bucketGranularity ?? "hour");
-  const bucketWidthMs = GRANULARITY_MS[granularity];
+  const bucketWidthMs =
+    options.bucketGranularity === undefined
+      ? undefined
+      : GRANULARITY_MS[parseGranularity(options.bucketGranularity)];
   if (/^postgres(ql)?:\/\//i.test(db)) {
     const { openPostgresStore } = await import("./postgres/open.js");
-    return openPostgresStore(db, { bucketWidthMs });
+    return openPostgresStore(db, bucketWidthMs === undefined ? {} : { bucketWidthMs });
   }
   const path = db.replace(/^(sqlite|file):(\/\/)?/i, "");
-  const store = new SqliteStore({ path, bucketWidthMs });
-  return store;
+  return new SqliteStore(bucketWidthMs === undefined ? { path } : { path, bucketWidthMs });
 }

@@ -443,6 +443,24 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       expect((await claim(T0 + 10)).map((x) => x.id)).toEqual([j!.id]);
     });
 
+    it("refuses to retry a dead job whose idempotency key another live job now holds", async () => {
+      const [j] = await insert(job({ dueAt: T0, maxAttempts: 1, key: "once" }));
+      const [c] = await claim(T0);
+      await store.jobsSettle({
+        now: T0,
+        settlements: [{ id: j!.id, fence: c!.fence, firedAt: T0, outcome: "dead", error: "x" }],
+      });
+      const [holder] = await insert(job({ dueAt: T0 + 5, key: "once" }));
+      expect(holder!.id).not.toBe(j!.id);
+      const r = await store.jobRetry({ id: j!.id, dueAt: T0 + 10, bucket: T0, now: T0 + 5 });
+      expect(r).toMatchObject({
+        outcome: "key-conflict",
+        job: { id: j!.id, status: "dead" },
+        holder: { id: holder!.id },
+      });
+      expect(await store.jobGet({ id: j!.id })).toMatchObject({ status: "dead" });
+    });
+
     it("keeps per-bucket counters and status counts without counting rows", async () => {
       await insert(
         job({ dueAt: T0 + 10 }),

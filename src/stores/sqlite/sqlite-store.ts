@@ -27,10 +27,10 @@ export interface SqliteStoreOptions {
   readonly path: string;
   /**
    * Bucket width in ms, fixed when the file is created (a later open with another width is
-   * refused). Default 3,600,000 (one hour).
+   * refused). Default: the file's own width, or 3,600,000 (one hour) for a new file.
    */
   readonly bucketWidthMs?: number;
-  /** Shard count, fixed when the file is created. Default 1 (SQLite serves one node). */
+  /** Shard count, fixed when the file is created. Default: the file's own, or 1 (one node). */
   readonly shardCount?: number;
   /** SQLite page cache in MiB. Default 64. */
   readonly cacheMiB?: number;
@@ -57,23 +57,28 @@ export class SqliteStore implements Store {
     if (typeof options.path !== "string" || options.path === "") {
       throw new InvalidOptionError("path", "a file path or :memory:", options.path);
     }
-    const width = options.bucketWidthMs ?? 3_600_000;
-    if (!Number.isInteger(width) || width < 1000) {
+    const width = options.bucketWidthMs;
+    if (width !== undefined && (!Number.isInteger(width) || width < 1000)) {
       throw new InvalidOptionError("bucketWidthMs", "an integer of at least 1000", width);
     }
-    const shards = options.shardCount ?? 1;
-    if (!Number.isInteger(shards) || shards < 1 || shards > 4096) {
+    const shards = options.shardCount;
+    if (shards !== undefined && (!Number.isInteger(shards) || shards < 1 || shards > 4096)) {
       throw new InvalidOptionError("shardCount", "an integer from 1 to 4096", shards);
     }
     this.db = new Database(options.path);
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = NORMAL");
-    this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-    this.db.pragma(`cache_size = -${(options.cacheMiB ?? 64) * 1024}`);
-    this.db.pragma("temp_store = MEMORY");
-    this.migrateSync();
-    this.bucketWidthMs = this.fixedSetting("bucket_width_ms", width, "bucketWidthMs");
-    this.shardCount = this.fixedSetting("shard_count", shards, "shardCount");
+    try {
+      this.db.pragma("journal_mode = WAL");
+      this.db.pragma("synchronous = NORMAL");
+      this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+      this.db.pragma(`cache_size = -${(options.cacheMiB ?? 64) * 1024}`);
+      this.db.pragma("temp_store = MEMORY");
+      this.migrateSync();
+      this.bucketWidthMs = this.fixedSetting("bucket_width_ms", width, 3_600_000, "bucketWidthMs");
+      this.shardCount = this.fixedSetting("shard_count", shards, 1, "shardCount");
+    } catch (err) {
+      this.db.close();
+      throw err;
+    }
     const prepared = {} as Record<keyof typeof SQL, Stmt>;
     for (const [name, sql] of Object.entries(SQL)) {
       prepared[name as keyof typeof SQL] = this.db.prepare(sql);
@@ -102,15 +107,23 @@ export class SqliteStore implements Store {
     apply.immediate();
   }
 
-  /** Settings fixed at creation: recorded on first open, and a different value later is refused. */
-  private fixedSetting(name: string, wanted: number, option: string): number {
+  /**
+   * Settings fixed at creation: recorded on first open (`wanted`, else `dflt`); a later open
+   * adopts the stored value, and asking for a different one is refused.
+   */
+  private fixedSetting(
+    name: string,
+    wanted: number | undefined,
+    dflt: number,
+    option: string,
+  ): number {
     const row = this.db.prepare(SQL.metaGet).get(name) as { value: string } | undefined;
     if (!row) {
-      this.db.prepare(SQL.metaSet).run(name, String(wanted));
-      return wanted;
+      this.db.prepare(SQL.metaSet).run(name, String(wanted ?? dflt));
+      return wanted ?? dflt;
     }
     const stored = Number(row.value);
-    if (stored !== wanted) {
+    if (wanted !== undefined && stored !== wanted) {
       throw new InvalidOptionError(
         option,
         `${stored} (the value this database was created with)`,
@@ -365,6 +378,11 @@ export class SqliteStore implements Store {
       if (current.job.status !== from) return { outcome: "too-late", job: current.job };
       if (params.expectedVersion !== undefined && current.job.version !== params.expectedVersion) {
         return { outcome: "version-conflict", job: current.job };
+      }
+      if (from === "dead" && current.job.key !== null) {
+        const holder = this.s.jobByLiveKey.get(current.job.tenant, current.job.key) as
+          JobTuple | undefined;
+        if (holder) return { outcome: "key-conflict", job: current.job, holder: rowToJob(holder) };
       }
       const stmt = from === "pending" ? this.s.jobReschedule : this.s.jobRetry;
       const row = stmt.get({
