@@ -11,6 +11,7 @@ export type { LatenessSummary } from "./api/lateness.js";
 export type { SchedulerOptions } from "./engine/options.js";
 export type { Handler, HandlerContext } from "./engine/dispatcher.js";
 export type { Logger } from "./engine/logger.js";
+export { PermanentJobError, RetryLaterError } from "./engine/handler-errors.js";
 export { TimingWheel } from "./engine/timing-wheel.js";
 export type { ScheduleInput } from "./core/schedule-input.js";
 export { validateScheduleInput } from "./core/schedule-input.js";

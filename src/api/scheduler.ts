@@ -61,6 +61,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private readonly logger: Logger;
   private readonly newId: () => string;
   private readonly handlers = new Map<string, Handler>();
+  private fallback: Handler | undefined;
   private readonly lateness = new LatenessRecorder();
   private readonly settler: Settler;
   private readonly dispatcher: Dispatcher;
@@ -85,6 +86,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       logger: this.logger,
       settler: this.settler,
       handlers: this.handlers,
+      fallbackHandler: () => this.fallback,
       concurrency: o.concurrency,
       handlerTimeoutMs: o.handlerTimeoutMs,
       backoff: { baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs },
@@ -126,6 +128,16 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     }
     if (typeof handler !== "function") throw new InvalidJobError("handler", "a function", handler);
     this.handlers.set(name, handler);
+    return this;
+  }
+
+  /**
+   * Registers the handler for jobs whose target has no named handler (the HTTP service uses
+   * it to deliver webhooks to URL targets).
+   */
+  handleOther(handler: Handler): this {
+    if (typeof handler !== "function") throw new InvalidJobError("handler", "a function", handler);
+    this.fallback = handler;
     return this;
   }
 

@@ -4,6 +4,7 @@ import type { Job, JsonValue } from "../core/job.js";
 import type { Settlement } from "../store/store.js";
 import { backoffDelay } from "./backoff.js";
 import type { Logger } from "./logger.js";
+import { PermanentJobError, RetryLaterError } from "./handler-errors.js";
 import type { Settler } from "./settler.js";
 
 /** What a handler receives besides the job. */
@@ -41,6 +42,8 @@ export interface DispatcherDeps {
   readonly logger: Logger;
   readonly settler: Settler;
   readonly handlers: ReadonlyMap<string, Handler>;
+  /** Handler for targets with no named handler (the service's webhook delivery), if any. */
+  readonly fallbackHandler: () => Handler | undefined;
   readonly concurrency: number;
   readonly handlerTimeoutMs: number;
   readonly backoff: { baseMs: number; maxMs: number };
@@ -115,9 +118,11 @@ export class Dispatcher {
       this.d.onOutcome({ kind: "expired", job, latenessMs, applied });
       return;
     }
-    const handler = this.d.handlers.get(job.target);
+    const handler = this.d.handlers.get(job.target) ?? this.d.fallbackHandler();
     let result: JsonValue | null = null;
     let error: string | null = null;
+    let permanent = handler === undefined;
+    let retryAfterMs: number | null = null;
     if (!handler) {
       error = `no handler registered for target ${JSON.stringify(job.target)}`;
     } else {
@@ -125,6 +130,8 @@ export class Dispatcher {
         result = toJsonResult(await this.runHandler(handler, job, latenessMs));
       } catch (err) {
         error = err instanceof Error ? err.message || err.name : String(err);
+        permanent = err instanceof PermanentJobError;
+        if (err instanceof RetryLaterError) retryAfterMs = err.retryAfterMs;
       }
     }
     if (error === null) {
@@ -132,13 +139,14 @@ export class Dispatcher {
       this.d.onOutcome({ kind: "fired", job, latenessMs, result, applied });
       return;
     }
-    const retryable = handler !== undefined && job.attempts < job.maxAttempts;
+    const retryable = !permanent && job.attempts < job.maxAttempts;
     if (!retryable) {
       const applied = await this.d.settler.settle({ ...base, outcome: "dead", error });
       this.d.onOutcome({ kind: "dead", job, latenessMs, error, applied });
       return;
     }
-    const retryAt = this.d.clock.now() + backoffDelay(job.attempts, this.d.backoff);
+    const retryAt =
+      this.d.clock.now() + Math.max(retryAfterMs ?? 0, backoffDelay(job.attempts, this.d.backoff));
     const settlement: Settlement = {
       ...base,
       outcome: "retry",

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { InvalidJobError } from "../../src/core/errors.js";
+import { PermanentJobError, RetryLaterError } from "../../src/engine/handler-errors.js";
 import type { Job } from "../../src/core/job.js";
 import { makeHarness, record } from "../support/harness.js";
 
@@ -81,6 +82,49 @@ describe("Scheduler firing (manual clock, real SQLite)", () => {
       attempts: 3,
       lastError: "boom 3",
     });
+  });
+
+  it("a PermanentJobError goes dead at once; a RetryLaterError waits as long as it asks", async () => {
+    h = makeHarness({ backoffBaseMs: 10, maxAttempts: 5 });
+    const attempts: number[] = [];
+    h.scheduler.handle("gone", () => {
+      throw new PermanentJobError("HTTP 410 Gone");
+    });
+    h.scheduler.handle("busy", () => {
+      attempts.push(h.clock.now());
+      if (attempts.length === 1) throw new RetryLaterError("HTTP 429", 30_000);
+      return "ok";
+    });
+    const gone = await h.scheduler.schedule({ dueAt: T0, target: "gone" });
+    const busy = await h.scheduler.schedule({ dueAt: T0, target: "busy" });
+    h.scheduler.start();
+    await h.clock.advance(5);
+    expect(await h.scheduler.get(gone.job.id)).toMatchObject({
+      status: "dead",
+      attempts: 1,
+      lastError: "HTTP 410 Gone",
+    });
+    await h.clock.advance(29_000);
+    expect(attempts.length).toBe(1);
+    await h.clock.advance(1_100);
+    expect(attempts.length).toBe(2);
+    expect(attempts[1]! - attempts[0]!).toBeGreaterThanOrEqual(30_000);
+    expect(await h.scheduler.get(busy.job.id)).toMatchObject({
+      status: "succeeded",
+      lastError: "HTTP 429",
+    });
+  });
+
+  it("jobs whose target has no named handler go to the fallback handler", async () => {
+    h = makeHarness();
+    const seen: string[] = [];
+    h.scheduler.handleOther((job) => {
+      seen.push(job.target);
+    });
+    await h.scheduler.schedule({ dueAt: T0, target: "https://example.test/hook" });
+    h.scheduler.start();
+    await h.clock.advance(5);
+    expect(seen).toEqual(["https://example.test/hook"]);
   });
 
   it("a job with no registered handler goes dead with a clear error", async () => {
