@@ -5,7 +5,13 @@
  *   const scheduler = await createScheduler({ db: "jobs.db" });
  */
 export { Scheduler } from "./api/scheduler.js";
-export type { ScheduleResult, ListPage, SchedulerStats, SchedulerEvents } from "./api/scheduler.js";
+export type {
+  ScheduleResult,
+  ListPage,
+  SchedulerStats,
+  SchedulerEvents,
+  JobChange,
+} from "./api/scheduler.js";
 export type { ListQuery } from "./api/list-query.js";
 export type { LatenessSummary } from "./api/lateness.js";
 export type { SchedulerOptions } from "./engine/options.js";

@@ -43,11 +43,27 @@ export interface SchedulerStats {
 }
 
 /** Events a Scheduler emits, each after the outcome is recorded in the store. */
+/** One change to a job, as the `changed` event reports it (a feed for live views). */
+export interface JobChange {
+  readonly kind:
+    "scheduled" | "cancelled" | "rescheduled" | "retried" | "fired" | "failed" | "dead" | "expired";
+  readonly id: string;
+  readonly tenant: string;
+  /** The job's state after the change. */
+  readonly status: JobStatus;
+  /** Its due time after the change (the retry time for `failed`). */
+  readonly dueAt: number;
+  /** When the change was recorded (epoch ms). */
+  readonly at: number;
+}
+
 export interface SchedulerEvents {
   fired: [{ job: Job; latenessMs: number; result: unknown }];
   failed: [{ job: Job; latenessMs: number; error: string; retryAt: number }];
   dead: [{ job: Job; latenessMs: number; error: string }];
   expired: [{ job: Job; latenessMs: number }];
+  /** Every change this process made to a job, after it is stored. */
+  changed: [JobChange];
 }
 
 /**
@@ -178,6 +194,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       for (const r of results) if (r.created) earliest = Math.min(earliest, r.job.dueAt);
       if (earliest !== Infinity) this.watcher.wakeFor(earliest);
     }
+    for (const r of results) if (r.created) this.changed("scheduled", r.job);
     return results;
   }
 
@@ -207,7 +224,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
    */
   async cancel(id: string, opts: { tenant?: string } = {}): Promise<CancelResult> {
     if (typeof id !== "string") throw new InvalidJobError("id", "a job id string", id);
-    return this.store.jobCancel({ id, now: this.clock.now(), ...opts });
+    const r = await this.store.jobCancel({ id, now: this.clock.now(), ...opts });
+    if (r.outcome === "cancelled") this.changed("cancelled", r.job);
+    return r;
   }
 
   /**
@@ -262,7 +281,10 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       kind === "reschedule"
         ? await this.store.jobReschedule(params)
         : await this.store.jobRetry(params);
-    if (r.outcome === "rescheduled" && this.started) this.watcher.wakeFor(dueAt);
+    if (r.outcome === "rescheduled") {
+      if (this.started) this.watcher.wakeFor(dueAt);
+      this.changed(kind === "reschedule" ? "rescheduled" : "retried", r.job);
+    }
     return r;
   }
 
@@ -362,6 +384,18 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     await this.settler.flush();
   }
 
+  private changed(kind: JobChange["kind"], job: Job, status: JobStatus = job.status): void {
+    if (this.listenerCount("changed") === 0) return;
+    this.emit("changed", {
+      kind,
+      id: job.id,
+      tenant: job.tenant,
+      status,
+      dueAt: job.dueAt,
+      at: this.clock.now(),
+    });
+  }
+
   private report(o: DispatchOutcome): void {
     if (o.kind === "fired" || o.kind === "failed" || o.kind === "dead")
       this.lateness.record(o.latenessMs);
@@ -375,6 +409,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     switch (o.kind) {
       case "fired":
         this.emit("fired", { job: o.job, latenessMs: o.latenessMs, result: o.result });
+        this.changed("fired", o.job, "succeeded");
         break;
       case "failed":
         this.emit("failed", {
@@ -383,12 +418,15 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
           error: o.error,
           retryAt: o.retryAt,
         });
+        this.changed("failed", { ...o.job, dueAt: o.retryAt }, "pending");
         break;
       case "dead":
         this.emit("dead", { job: o.job, latenessMs: o.latenessMs, error: o.error });
+        this.changed("dead", o.job, "dead");
         break;
       case "expired":
         this.emit("expired", { job: o.job, latenessMs: o.latenessMs });
+        this.changed("expired", o.job, "expired");
         break;
     }
   }

@@ -314,6 +314,26 @@ describe("the library surface", () => {
     });
   });
 
+  it("reports every change it makes on the changed feed, after storing it", async () => {
+    h = makeHarness({ maxAttempts: 1 });
+    h.scheduler.handle("ok", () => undefined);
+    const changes = record(h.scheduler, "changed");
+    const a = await h.scheduler.schedule({ dueAt: T0 + 10, target: "ok" });
+    const b = await h.scheduler.schedule({ dueAt: T0 + HOUR, target: "ok" });
+    await h.scheduler.reschedule(b.job.id, T0 + 2 * HOUR);
+    await h.scheduler.cancel(b.job.id);
+    h.scheduler.start();
+    await h.clock.advance(20);
+    expect(changes.map((c) => [c.args.kind, c.args.id, c.args.status])).toEqual([
+      ["scheduled", a.job.id, "pending"],
+      ["scheduled", b.job.id, "pending"],
+      ["rescheduled", b.job.id, "pending"],
+      ["cancelled", b.job.id, "cancelled"],
+      ["fired", a.job.id, "succeeded"],
+    ]);
+    expect((await h.scheduler.get(a.job.id))!.status).toBe("succeeded");
+  });
+
   it("retries a dead job on request", async () => {
     h = makeHarness({ maxAttempts: 1 });
     let fail = true;
