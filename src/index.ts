@@ -14,6 +14,8 @@ export type {
 } from "./api/scheduler.js";
 export type { ListQuery } from "./api/list-query.js";
 export type { LatenessSummary } from "./api/lateness.js";
+export { ActivityRecorder } from "./api/activity.js";
+export type { MinuteActivity } from "./api/activity.js";
 export type { SchedulerOptions } from "./engine/options.js";
 export type { Handler, HandlerContext } from "./engine/dispatcher.js";
 export type { Logger } from "./engine/logger.js";

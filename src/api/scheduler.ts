@@ -17,6 +17,10 @@ import { Watcher } from "../engine/watcher.js";
 import { WheelDriver } from "../engine/wheel-driver.js";
 import { decodeCursor, encodeCursor, parseListQuery, type ListQuery } from "./list-query.js";
 import { LatenessRecorder, type LatenessSummary } from "./lateness.js";
+import { ActivityRecorder } from "./activity.js";
+import type { JobChange, SchedulerEvents } from "./scheduler-events.js";
+
+export type { JobChange, SchedulerEvents } from "./scheduler-events.js";
 
 /** What `schedule` resolves to. */
 export interface ScheduleResult {
@@ -43,29 +47,6 @@ export interface SchedulerStats {
 }
 
 /** Events a Scheduler emits, each after the outcome is recorded in the store. */
-/** One change to a job, as the `changed` event reports it (a feed for live views). */
-export interface JobChange {
-  readonly kind:
-    "scheduled" | "cancelled" | "rescheduled" | "retried" | "fired" | "failed" | "dead" | "expired";
-  readonly id: string;
-  readonly tenant: string;
-  /** The job's state after the change. */
-  readonly status: JobStatus;
-  /** Its due time after the change (the retry time for `failed`). */
-  readonly dueAt: number;
-  /** When the change was recorded (epoch ms). */
-  readonly at: number;
-}
-
-export interface SchedulerEvents {
-  fired: [{ job: Job; latenessMs: number; result: unknown }];
-  failed: [{ job: Job; latenessMs: number; error: string; retryAt: number }];
-  dead: [{ job: Job; latenessMs: number; error: string }];
-  expired: [{ job: Job; latenessMs: number }];
-  /** Every change this process made to a job, after it is stored. */
-  changed: [JobChange];
-}
-
 /**
  * The library's entry point: schedule and manage jobs in a store, and (after `start`) fire
  * them with registered handlers.
@@ -79,6 +60,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private readonly handlers = new Map<string, Handler>();
   private fallback: Handler | undefined;
   private readonly lateness = new LatenessRecorder();
+  /** Per-minute outcomes and lateness of what this process fired (last hour). */
+  readonly activity = new ActivityRecorder();
   private readonly settler: Settler;
   private readonly dispatcher: Dispatcher;
   private readonly wheel: WheelDriver;
@@ -399,6 +382,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private report(o: DispatchOutcome): void {
     if (o.kind === "fired" || o.kind === "failed" || o.kind === "dead")
       this.lateness.record(o.latenessMs);
+    if (o.applied) {
+      this.activity.record(
+        { kind: o.kind, tenant: o.job.tenant, at: this.clock.now() },
+        o.latenessMs,
+      );
+    }
     if (!o.applied) {
       this.logger.warn(
         { id: o.job.id, kind: o.kind },

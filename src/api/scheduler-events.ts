@@ -1,0 +1,24 @@
+import type { Job, JobStatus } from "../core/job.js";
+
+/** One change to a job, as the `changed` event reports it (a feed for live views). */
+export interface JobChange {
+  readonly kind:
+    "scheduled" | "cancelled" | "rescheduled" | "retried" | "fired" | "failed" | "dead" | "expired";
+  readonly id: string;
+  readonly tenant: string;
+  /** The job's state after the change. */
+  readonly status: JobStatus;
+  /** Its due time after the change (the retry time for `failed`). */
+  readonly dueAt: number;
+  /** When the change was recorded (epoch ms). */
+  readonly at: number;
+}
+
+export interface SchedulerEvents {
+  fired: [{ job: Job; latenessMs: number; result: unknown }];
+  failed: [{ job: Job; latenessMs: number; error: string; retryAt: number }];
+  dead: [{ job: Job; latenessMs: number; error: string }];
+  expired: [{ job: Job; latenessMs: number }];
+  /** Every change this process made to a job, after it is stored. */
+  changed: [JobChange];
+}
