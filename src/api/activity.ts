@@ -113,7 +113,8 @@ export class ActivityRecorder {
       slot = { minute, fired: 0, failed: 0, dead: 0, expired: 0, lateness: newHistogram() };
       slots.push(slot);
       slots.sort((a, b) => a.minute - b.minute);
-      while (slots.length > this.keepMinutes) slots.shift();
+      const oldest = slots[slots.length - 1]!.minute - (this.keepMinutes - 1) * MINUTE;
+      while (slots[0]!.minute < oldest) slots.shift();
     }
     return slot;
   }

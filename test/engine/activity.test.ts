@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ActivityRecorder } from "../../src/api/activity.js";
 import { makeHarness } from "../support/harness.js";
 
