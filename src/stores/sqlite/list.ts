@@ -1,11 +1,8 @@
-import type Database from "better-sqlite3";
 import type { Job } from "../../core/job.js";
 import { FINISHED_STATUSES, JOB_STATUSES } from "../../core/job.js";
 import type { JobsListParams } from "../../store/store.js";
 import { rowToJob, type JobTuple } from "./rows.js";
-import type { SQL } from "./statements.js";
-
-type Statements = Record<keyof typeof SQL, Database.Statement>;
+import type { Statements } from "./context.js";
 
 /**
  * A page of jobs in (dueAt, id) order, merged from three sources that each have an index

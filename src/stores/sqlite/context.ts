@@ -1,0 +1,61 @@
+import type Database from "better-sqlite3";
+import type { CounterDeltas } from "./rows.js";
+import { decodeRow, type JobTuple, type StoredJob } from "./rows.js";
+import type { SQL } from "./statements.js";
+
+/** The prepared statements of a store, by name. */
+export type Statements = Record<keyof typeof SQL, Database.Statement>;
+
+/** A row a transition statement returns: enough to keep the hot index and counters right. */
+export interface PlacedRow {
+  seq: number;
+  tenant: string;
+  bucket: number;
+  due_at: number;
+}
+
+/**
+ * What every SQLite operation needs: the connection, its statements, the bucket width, and
+ * the bookkeeping shared by writes (hot index placement, counter deltas).
+ */
+export class SqliteContext {
+  constructor(
+    readonly db: Database.Database,
+    readonly s: Statements,
+    readonly bucketWidthMs: number,
+  ) {}
+
+  /** Runs `fn` in a write transaction (BEGIN IMMEDIATE: takes the write lock up front). */
+  write<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  /** The row of `id` if it exists and belongs to `tenant` (when given). */
+  ownedRow(id: string, tenant: string | undefined): StoredJob | undefined {
+    const row = this.s.jobById.get(id) as JobTuple | undefined;
+    if (!row) return undefined;
+    const stored = decodeRow(row);
+    if (tenant !== undefined && stored.job.tenant !== tenant) return undefined;
+    return stored;
+  }
+
+  /**
+   * A job that became pending (again) goes into the hot index when its bucket is staged or
+   * being staged; otherwise staging will find it through jobs_pending_bucket.
+   */
+  placeInHot(r: { seq: number; bucket: number; due_at: number }): void {
+    if (this.s.stagingGet.get(r.bucket) !== undefined) this.s.hotInsert.run(r.due_at, r.seq);
+  }
+
+  /** Writes the counter changes gathered in this transaction. */
+  flush(d: CounterDeltas): void {
+    for (const b of d.buckets.values()) {
+      if (b.delta === 0) continue;
+      this.s.bucketCountAdd.run(b.bucket, b.tenant, b.delta);
+      if (b.delta < 0) this.s.bucketCountDropEmpty.run(b.bucket, b.tenant);
+    }
+    for (const st of d.statuses.values()) {
+      if (st.delta !== 0) this.s.statusCountAdd.run(st.tenant, st.status, st.delta);
+    }
+  }
+}

@@ -1,0 +1,95 @@
+import type { Job, NewJob } from "../../core/job.js";
+import type { InsertResult } from "../../store/store.js";
+import type { SqliteContext } from "./context.js";
+import { CounterDeltas, rowToJob, type JobTuple } from "./rows.js";
+
+/**
+ * Stores jobs; call inside a write transaction. A key held by a live job, or by an earlier
+ * job of the same call, returns that job instead. Jobs whose bucket is staged (or being
+ * staged) go straight into the hot index too.
+ */
+export function insertJobs(
+  ctx: SqliteContext,
+  jobs: readonly NewJob[],
+  now: number,
+): InsertResult[] {
+  const deltas = new CounterDeltas();
+  const staged = new Map<number, boolean>();
+  const byKey = new Map<string, Job>();
+  const results: InsertResult[] = [];
+  for (const j of jobs) {
+    if (j.key !== null) {
+      const k = `${j.tenant}\u0000${j.key}`;
+      const seen = byKey.get(k);
+      if (seen) {
+        results.push({ job: seen, created: false });
+        continue;
+      }
+      const existing = ctx.s.jobByLiveKey.get(j.tenant, j.key) as JobTuple | undefined;
+      if (existing) {
+        const job = rowToJob(existing);
+        byKey.set(k, job);
+        results.push({ job, created: false });
+        continue;
+      }
+    }
+    const info = ctx.s.jobInsert.run(
+      j.id,
+      j.tenant,
+      j.key,
+      j.dueAt,
+      j.bucket,
+      j.shard,
+      JSON.stringify(j.payload),
+      j.target,
+      j.targetOptions === null ? null : JSON.stringify(j.targetOptions),
+      j.maxAttempts,
+      j.expireAfterMs,
+      now,
+      now,
+    );
+    const seq = Number(info.lastInsertRowid);
+    let isStaged = staged.get(j.bucket);
+    if (isStaged === undefined) {
+      isStaged = ctx.s.stagingGet.get(j.bucket) !== undefined;
+      staged.set(j.bucket, isStaged);
+    }
+    if (isStaged) ctx.s.hotInsert.run(j.dueAt, seq);
+    deltas.pending(j.bucket, j.tenant, 1);
+    deltas.status(j.tenant, "pending", 1);
+    const job = newJobRow(j, now);
+    if (j.key !== null) byKey.set(`${j.tenant}\u0000${j.key}`, job);
+    results.push({ job, created: true });
+  }
+  ctx.flush(deltas);
+  return results;
+}
+
+/** The row a fresh insert produced, built without reading it back (a literal: spreads are slow here). */
+function newJobRow(j: NewJob, now: number): Job {
+  return {
+    id: j.id,
+    tenant: j.tenant,
+    key: j.key,
+    status: "pending",
+    dueAt: j.dueAt,
+    bucket: j.bucket,
+    shard: j.shard,
+    payload: j.payload,
+    target: j.target,
+    targetOptions: j.targetOptions,
+    attempts: 0,
+    maxAttempts: j.maxAttempts,
+    expireAfterMs: j.expireAfterMs,
+    version: 1,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    fence: 0,
+    lastError: null,
+    lastResult: null,
+    createdAt: now,
+    updatedAt: now,
+    firedAt: null,
+    finishedAt: null,
+  };
+}
