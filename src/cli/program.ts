@@ -4,6 +4,7 @@ import { registerAdd } from "./commands/add.js";
 import { registerCancel } from "./commands/cancel.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerList } from "./commands/list.js";
+import { registerMcp } from "./commands/mcp.js";
 import { registerReschedule } from "./commands/reschedule.js";
 import { registerRetry } from "./commands/retry.js";
 import { registerRun } from "./commands/run.js";
@@ -36,5 +37,6 @@ export function buildProgram(version: string): Command {
   registerStats(program);
   registerRun(program);
   registerDemo(program);
+  registerMcp(program);
   return program;
 }

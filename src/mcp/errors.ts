@@ -1,0 +1,61 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { InvalidJobError, describeReceived } from "../core/errors.js";
+
+/**
+ * Library field names as the MCP tools name them. The library's validator is the one
+ * validator (schedule-input.ts, time-input.ts, list-query.ts); its errors are re-labelled
+ * here so a model reads the name of the argument it actually sent.
+ */
+const TOOL_FIELDS: Readonly<Record<string, string>> = {
+  dueAt: "scheduled_at",
+  timeZone: "timezone",
+  target: "webhook_url",
+  targetOptions: "webhook_headers",
+  key: "idempotency_key",
+  maxAttempts: "max_attempts",
+  expireAfterMs: "expire_after_ms",
+  expectedVersion: "expected_version",
+  dueFrom: "due_from",
+  dueTo: "due_to",
+};
+
+export function toolField(field: string): string {
+  return TOOL_FIELDS[field] ?? field;
+}
+
+/** `field: expected X, received Y`, the wording of every duetime validation error. */
+export function invalidText(field: string, expected: string, received: unknown): string {
+  return `${field}: expected ${expected}, received ${describeReceived(received)}`;
+}
+
+/** A tool error result (isError: true): the model sees the text and can correct its call. */
+export function toolError(text: string, structured?: Record<string, unknown>): CallToolResult {
+  return {
+    isError: true,
+    content: [{ type: "text", text }],
+    ...(structured === undefined ? {} : { structuredContent: structured }),
+  };
+}
+
+/**
+ * Runs a tool body; bad input (InvalidJobError from the shared validator) becomes a tool
+ * error naming the tool's own field. Anything else is a real failure and propagates: the
+ * SDK turns it into an error result without leaking a stack.
+ */
+export async function withInputErrors(
+  body: () => Promise<CallToolResult>,
+): Promise<CallToolResult> {
+  try {
+    return await body();
+  } catch (err) {
+    if (err instanceof InvalidJobError) {
+      return toolError(invalidText(toolField(err.field), err.expected, err.received), {
+        error: "invalid-input",
+        field: toolField(err.field),
+        expected: err.expected,
+        received: describeReceived(err.received),
+      });
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,123 @@
+import * as z from "zod";
+import { JOB_STATUSES, type JobStatus } from "../core/job.js";
+import { invalidText } from "./errors.js";
+
+/**
+ * Input schemas of the MCP tools. They give clients typed, described arguments (the SDK
+ * publishes them as JSON Schema in tools/list) and check shapes and types; every message
+ * reads `field: expected X, received Y` like the library's own validator, which then checks
+ * meaning (times, zones, sizes, URLs) inside the tools.
+ */
+
+type Issue = { readonly input?: unknown; readonly code?: string; readonly keys?: string[] };
+
+/** A zod error function producing the duetime wording for `field`. */
+function expecting(field: string, expected: string) {
+  return (issue: Issue): string => invalidText(field, expected, issue.input);
+}
+
+function text(field: string, max: number) {
+  const expected = `a string of 1 to ${max} characters`;
+  return z
+    .string({ error: expecting(field, expected) })
+    .min(1, { error: expecting(field, expected) })
+    .max(max, { error: expecting(field, expected) });
+}
+
+function integer(field: string, min: number, max: number) {
+  const e = expecting(field, `an integer from ${min} to ${max}`);
+  return z.int({ error: e }).min(min, { error: e }).max(max, { error: e });
+}
+
+/** Unknown arguments are refused rather than ignored: a misspelt field must not vanish. */
+function strict<T extends z.ZodRawShape>(shape: T) {
+  const known = Object.keys(shape).join(", ");
+  return z.strictObject(shape, {
+    error: (issue: Issue) =>
+      issue.code === "unrecognized_keys"
+        ? `${(issue.keys ?? []).join(", ")}: expected no such field (known fields: ${known}), received a value`
+        : invalidText("arguments", "an object", issue.input),
+  });
+}
+
+const WHEN =
+  'ISO 8601 time with offset ("2026-12-01T09:00:00+01:00"), a delay ("in 10 minutes", ' +
+  '"in 2h 30m") or natural language ("tomorrow 9am", "next friday at 17:30") read in `timezone`';
+const TIMEZONE =
+  "IANA time zone (e.g. Europe/Paris) in which natural-language times are read and the due " +
+  "time is shown. Default UTC.";
+const MAX_DELAY_MS = 100 * 365 * 86_400_000;
+
+const statusEnum = z.enum(JOB_STATUSES as [JobStatus, ...JobStatus[]]);
+
+export const createTaskInput = strict({
+  description: text("description", 1000).describe(
+    "What the task is about (the reminder text). Shown by task.status and sent in the webhook payload.",
+  ),
+  scheduled_at: text("scheduled_at", 200).describe(`When it is due: ${WHEN}.`),
+  timezone: text("timezone", 64).optional().describe(TIMEZONE),
+  webhook_url: text("webhook_url", 2048)
+    .optional()
+    .describe(
+      "http(s) URL to POST to when due. Without it the task is a reminder: it fires in the " +
+        "server and task.status then shows it succeeded with its fired time.",
+    ),
+  webhook_headers: z
+    .record(z.string(), z.string(), {
+      error: expecting("webhook_headers", "an object of header names to string values"),
+    })
+    .optional()
+    .describe("Extra HTTP headers for the webhook request (only with webhook_url)."),
+  payload: z
+    .unknown()
+    .optional()
+    .describe("Any JSON value, delivered as `data` in the task's payload."),
+  idempotency_key: text("idempotency_key", 256)
+    .optional()
+    .describe(
+      "Creating again with the same key returns the live task holding it instead of a second task.",
+    ),
+  max_attempts: integer("max_attempts", 1, 1000)
+    .optional()
+    .describe("Attempts before the task is dead (webhook failures are retried). Default 3."),
+  expire_after_ms: integer("expire_after_ms", 0, MAX_DELAY_MS)
+    .optional()
+    .describe(
+      "Misfire tolerance in ms: if the task would fire later than this after its due time " +
+        "(server down), it is marked expired instead. Default: fire however late.",
+    ),
+});
+
+export const listTasksInput = strict({
+  status: z
+    .union([statusEnum, z.array(statusEnum)], {
+      error: expecting("status", `one of ${JOB_STATUSES.join(", ")} (or an array of them)`),
+    })
+    .optional()
+    .describe(`Only tasks in this state or these states: ${JOB_STATUSES.join(", ")}.`),
+  due_from: text("due_from", 200)
+    .optional()
+    .describe(`Only tasks due at or after this time: ${WHEN}.`),
+  due_to: text("due_to", 200).optional().describe(`Only tasks due before this time: ${WHEN}.`),
+  timezone: text("timezone", 64).optional().describe(TIMEZONE),
+  cursor: text("cursor", 512)
+    .optional()
+    .describe("next_cursor of the previous page, to read the next one."),
+  limit: integer("limit", 1, 100).optional().describe("Tasks per page, 1 to 100. Default 20."),
+});
+
+const taskId = text("id", 64).describe("The task id returned by task.create or task.list.");
+
+export const taskIdInput = strict({ id: taskId });
+
+export const rescheduleTaskInput = strict({
+  id: taskId,
+  scheduled_at: text("scheduled_at", 200).describe(`The new due time: ${WHEN}.`),
+  timezone: text("timezone", 64).optional().describe(TIMEZONE),
+  expected_version: integer("expected_version", 0, Number.MAX_SAFE_INTEGER)
+    .optional()
+    .describe(
+      "Apply only if the task is still at this version (from task.status); otherwise the " +
+        "outcome is version-conflict.",
+    ),
+});

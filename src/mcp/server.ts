@@ -1,0 +1,169 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { Scheduler } from "../api/scheduler.js";
+import { InvalidJobError, InvalidOptionError } from "../core/errors.js";
+import { validateTenant } from "../core/schedule-input.js";
+import { withInputErrors } from "./errors.js";
+import { createTaskInput, listTasksInput, rescheduleTaskInput, taskIdInput } from "./schemas.js";
+import {
+  cancelTask,
+  createTask,
+  listTasks,
+  rescheduleTask,
+  taskStatus,
+  type ToolContext,
+} from "./tools.js";
+
+/** Options of an MCP server over one scheduler, for one tenant. */
+export interface CreateMcpServerOptions {
+  /** The scheduler whose jobs the tools manage. Required. */
+  readonly scheduler: Scheduler;
+  /**
+   * Tenant every tool call is scoped to: tasks are created for it, and another tenant's
+   * task reads as not found. Required.
+   */
+  readonly tenant: string;
+  /**
+   * Whether task.create accepts `webhook_url`. Default true. False where nothing can
+   * deliver webhooks (`duetime mcp` firing its own database registers only the reminder
+   * handler, so a webhook task would go dead there).
+   */
+  readonly webhooks?: boolean;
+  /**
+   * How far in the past `scheduled_at` may be, in ms; such a task fires at once. Further
+   * back is refused as a likely mistake. Default 60000.
+   */
+  readonly maxPastMs?: number;
+  /**
+   * Tool names as `task.create` (".", default) or `task_create` ("_") for clients that
+   * allow only letters, digits, "_" and "-" in tool names.
+   */
+  readonly toolNameSeparator?: "." | "_";
+  /** Version reported to clients in the initialize handshake. Default "0.0.0". */
+  readonly version?: string;
+}
+
+const INSTRUCTIONS = `duetime schedules one-shot tasks: reminders (no webhook) and webhooks (an HTTP POST at the due time).
+Times: ISO 8601 with offset, "in 10 minutes", or natural language such as "tomorrow 9am" read in the given IANA timezone (default UTC); pass the user's timezone.
+task.create answers with the task id; task.status shows its state (pending, claimed, succeeded, dead, cancelled, expired), fired time and last result or error.
+task.cancel and task.reschedule give a definite outcome: done, too-late (already firing or finished) or not-found.`;
+
+/**
+ * An MCP server (official SDK) with the task tools over `scheduler`, scoped to `tenant`.
+ * Bad arguments come back as tool errors naming the field, never as protocol errors; the
+ * caller connects it to a transport (stdio, streamable HTTP).
+ */
+export function createMcpServer(options: CreateMcpServerOptions): McpServer {
+  const o = resolveOptions(options);
+  const ctx: ToolContext = {
+    scheduler: o.scheduler,
+    tenant: o.tenant,
+    webhooks: o.webhooks,
+    maxPastMs: o.maxPastMs,
+  };
+  const name = (verb: string): string => `task${o.toolNameSeparator}${verb}`;
+  const server = new McpServer(
+    { name: "duetime", version: o.version },
+    { capabilities: { logging: {} }, instructions: INSTRUCTIONS },
+  );
+
+  server.registerTool(
+    name("create"),
+    {
+      title: "Create a task",
+      description:
+        "Schedule a one-shot task: a reminder, or a webhook POSTed to webhook_url when due. " +
+        "Returns the task with its id and due time (UTC and in its timezone).",
+      inputSchema: createTaskInput,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+    },
+    (args) => withInputErrors(() => createTask(ctx, args)),
+  );
+  server.registerTool(
+    name("list"),
+    {
+      title: "List tasks",
+      description:
+        "List tasks in due order, filtered by status and due range, a page at a time " +
+        "(pass next_cursor back as cursor).",
+      inputSchema: listTasksInput,
+      annotations: { readOnlyHint: true },
+    },
+    (args) => withInputErrors(() => listTasks(ctx, args)),
+  );
+  server.registerTool(
+    name("status"),
+    {
+      title: "Task status",
+      description:
+        "One task: its state, due time (UTC and in its timezone), attempts, fired time, and " +
+        "last result or error.",
+      inputSchema: taskIdInput,
+      annotations: { readOnlyHint: true },
+    },
+    (args) => withInputErrors(() => taskStatus(ctx, args)),
+  );
+  server.registerTool(
+    name("cancel"),
+    {
+      title: "Cancel a task",
+      description:
+        "Cancel a pending task. Outcome: cancelled; too-late (already firing or finished: " +
+        "not cancelled); not-found.",
+      inputSchema: taskIdInput,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+    },
+    (args) => withInputErrors(() => cancelTask(ctx, args)),
+  );
+  server.registerTool(
+    name("reschedule"),
+    {
+      title: "Reschedule (snooze) a task",
+      description:
+        "Move a pending task to a new due time. Outcome: rescheduled; too-late; " +
+        "version-conflict (with expected_version, when the task changed); not-found.",
+      inputSchema: rescheduleTaskInput,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+    },
+    (args) => withInputErrors(() => rescheduleTask(ctx, args)),
+  );
+  return server;
+}
+
+interface ResolvedMcpOptions {
+  readonly scheduler: Scheduler;
+  readonly tenant: string;
+  readonly webhooks: boolean;
+  readonly maxPastMs: number;
+  readonly toolNameSeparator: "." | "_";
+  readonly version: string;
+}
+
+function resolveOptions(o: CreateMcpServerOptions): ResolvedMcpOptions {
+  if (typeof o?.scheduler?.schedule !== "function") {
+    throw new InvalidOptionError("scheduler", "a Scheduler", o?.scheduler);
+  }
+  try {
+    validateTenant(o.tenant);
+  } catch (err) {
+    if (err instanceof InvalidJobError) {
+      throw new InvalidOptionError("tenant", err.expected, o.tenant);
+    }
+    throw err;
+  }
+  const maxPastMs = o.maxPastMs ?? 60_000;
+  if (!Number.isInteger(maxPastMs) || maxPastMs < 0) {
+    throw new InvalidOptionError("maxPastMs", "an integer >= 0", o.maxPastMs);
+  }
+  const sep = o.toolNameSeparator ?? ".";
+  if (sep !== "." && sep !== "_") {
+    throw new InvalidOptionError("toolNameSeparator", '"." or "_"', o.toolNameSeparator);
+  }
+  return Object.freeze({
+    scheduler: o.scheduler,
+    tenant: o.tenant,
+    webhooks: o.webhooks ?? true,
+    maxPastMs,
+    toolNameSeparator: sep,
+    version: o.version ?? "0.0.0",
+  });
+}

@@ -1,0 +1,116 @@
+import type { Job, JobStatus, JsonValue } from "../core/job.js";
+import { tzOffsetMinutes } from "../core/time-input.js";
+import { REMINDER_TARGET } from "./reminders.js";
+
+/**
+ * What the tools show of a job: a task, with snake_case fields, ISO times, and the due time
+ * also in the zone the task was created in. Internal fields (lease, fence, shard, bucket)
+ * stay out: they mean nothing to an assistant.
+ */
+export interface TaskView {
+  readonly id: string;
+  readonly description: string | null;
+  readonly status: JobStatus;
+  /** "reminder" (fires inside duetime) or "webhook" (POSTs to webhook_url). */
+  readonly kind: "reminder" | "webhook" | "handler";
+  readonly webhook_url: string | null;
+  /** Due time, UTC ISO 8601. */
+  readonly scheduled_at: string;
+  /** Due time in `timezone`, ISO 8601 with that zone's offset; null when no zone is known. */
+  readonly scheduled_at_local: string | null;
+  readonly timezone: string | null;
+  readonly attempts: number;
+  readonly max_attempts: number;
+  readonly expire_after_ms: number | null;
+  readonly fired_at: string | null;
+  readonly finished_at: string | null;
+  readonly last_result: JsonValue | null;
+  readonly last_error: string | null;
+  readonly idempotency_key: string | null;
+  /** Bumped on every change; pass as task.reschedule's expected_version. */
+  readonly version: number;
+  readonly created_at: string;
+}
+
+/** What task.create stores as the job's payload (and a webhook receives as `payload`). */
+export interface TaskPayload {
+  readonly description: string;
+  readonly timezone?: string;
+  readonly data?: JsonValue;
+}
+
+export function taskView(job: Job): TaskView {
+  const p = isObject(job.payload) ? job.payload : {};
+  const timezone = typeof p.timezone === "string" && validZone(p.timezone) ? p.timezone : null;
+  const webhook = /^https?:\/\//i.test(job.target);
+  return {
+    id: job.id,
+    description: typeof p.description === "string" ? p.description : null,
+    status: job.status,
+    kind: job.target === REMINDER_TARGET ? "reminder" : webhook ? "webhook" : "handler",
+    webhook_url: webhook ? job.target : null,
+    scheduled_at: new Date(job.dueAt).toISOString(),
+    scheduled_at_local: timezone === null ? null : isoInZone(job.dueAt, timezone),
+    timezone,
+    attempts: job.attempts,
+    max_attempts: job.maxAttempts,
+    expire_after_ms: job.expireAfterMs,
+    fired_at: isoOrNull(job.firedAt),
+    finished_at: isoOrNull(job.finishedAt),
+    last_result: job.lastResult,
+    last_error: job.lastError,
+    idempotency_key: job.key,
+    version: job.version,
+    created_at: new Date(job.createdAt).toISOString(),
+  };
+}
+
+/** One line a person (or model) can read at a glance: what state, and what it means. */
+export function statusLine(v: TaskView): string {
+  const when = v.scheduled_at_local ?? v.scheduled_at;
+  const what = v.description === null ? "" : ` "${v.description}"`;
+  switch (v.status) {
+    case "pending":
+      return v.attempts === 0
+        ? `pending: task ${v.id}${what} is due ${when}`
+        : `pending: task ${v.id}${what} failed attempt ${v.attempts} of ${v.max_attempts} and will retry at ${when} (last error: ${v.last_error ?? "none"})`;
+    case "claimed":
+      return `claimed: task ${v.id}${what} is firing now (attempt ${v.attempts} of ${v.max_attempts})`;
+    case "succeeded":
+      return `succeeded: task ${v.id}${what} fired at ${v.fired_at ?? "?"} (due ${when})`;
+    case "dead":
+      return `dead: task ${v.id}${what} failed ${v.attempts} time(s); last error: ${v.last_error ?? "none"}`;
+    case "cancelled":
+      return `cancelled: task ${v.id}${what} (was due ${when}) will not fire`;
+    case "expired":
+      return `expired: task ${v.id}${what} was not fired: it came up more than ${v.expire_after_ms} ms after its due time ${when}`;
+  }
+}
+
+/** "2026-03-02T09:00:00.000+01:00": the instant as the clocks of `timeZone` show it. */
+export function isoInZone(ms: number, timeZone: string): string {
+  const offset = tzOffsetMinutes(timeZone, ms);
+  const local = new Date(ms + offset * 60_000).toISOString().slice(0, -1);
+  const sign = offset < 0 ? "-" : "+";
+  const abs = Math.abs(offset);
+  const hh = String(Math.floor(abs / 60)).padStart(2, "0");
+  const mm = String(abs % 60).padStart(2, "0");
+  return `${local}${sign}${hh}:${mm}`;
+}
+
+function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+function isObject(v: JsonValue): v is { [key: string]: JsonValue } {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function validZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,223 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type * as z from "zod";
+import type { Scheduler } from "../api/scheduler.js";
+import { Described, InvalidJobError } from "../core/errors.js";
+import type { JsonValue } from "../core/job.js";
+import { parseDueTime } from "../core/time-input.js";
+import { toolError } from "./errors.js";
+import { REMINDER_TARGET } from "./reminders.js";
+import type {
+  createTaskInput,
+  listTasksInput,
+  rescheduleTaskInput,
+  taskIdInput,
+} from "./schemas.js";
+import { statusLine, taskView, type TaskPayload } from "./task-view.js";
+
+/**
+ * The bodies of the task tools. Each runs with the tenant fixed at server creation: it is
+ * passed to every scheduler call, so another tenant's task reads exactly as a missing one.
+ */
+export interface ToolContext {
+  readonly scheduler: Scheduler;
+  readonly tenant: string;
+  readonly webhooks: boolean;
+  readonly maxPastMs: number;
+}
+
+export async function createTask(
+  ctx: ToolContext,
+  args: z.infer<typeof createTaskInput>,
+): Promise<CallToolResult> {
+  const dueAt = dueTime(ctx, args.scheduled_at, args.timezone);
+  const target = webhookTarget(ctx, args.webhook_url, args.webhook_headers);
+  const payload: TaskPayload = {
+    description: args.description,
+    ...(args.timezone === undefined ? {} : { timezone: args.timezone }),
+    ...(args.payload === undefined ? {} : { data: args.payload as JsonValue }),
+  };
+  const { job, created } = await ctx.scheduler.schedule({
+    dueAt,
+    tenant: ctx.tenant,
+    target: target.target,
+    targetOptions: target.options,
+    payload: payload as unknown as JsonValue,
+    ...(args.idempotency_key === undefined ? {} : { key: args.idempotency_key }),
+    ...(args.max_attempts === undefined ? {} : { maxAttempts: args.max_attempts }),
+    ...(args.expire_after_ms === undefined ? {} : { expireAfterMs: args.expire_after_ms }),
+  });
+  const task = taskView(job);
+  const summary = created
+    ? `created: ${statusLine(task)}`
+    : `existing: idempotency_key ${JSON.stringify(job.key)} is held by live task ${job.id}; nothing new was created. ${statusLine(task)}`;
+  return ok(summary, { outcome: created ? "created" : "existing", task });
+}
+
+export async function listTasks(
+  ctx: ToolContext,
+  args: z.infer<typeof listTasksInput>,
+): Promise<CallToolResult> {
+  const page = await ctx.scheduler.list({
+    tenant: ctx.tenant,
+    limit: args.limit ?? 20,
+    ...(args.status === undefined ? {} : { status: args.status }),
+    ...(args.due_from === undefined ? {} : { dueFrom: args.due_from }),
+    ...(args.due_to === undefined ? {} : { dueTo: args.due_to }),
+    ...(args.timezone === undefined ? {} : { timeZone: args.timezone }),
+    ...(args.cursor === undefined ? {} : { cursor: args.cursor }),
+  });
+  const tasks = page.jobs.map(taskView);
+  const more = page.nextCursor === null ? "" : "; more match: pass next_cursor as cursor";
+  return ok(`${tasks.length} task(s) in due order${more}`, {
+    tasks,
+    next_cursor: page.nextCursor,
+  });
+}
+
+export async function taskStatus(
+  ctx: ToolContext,
+  args: z.infer<typeof taskIdInput>,
+): Promise<CallToolResult> {
+  const job = await ctx.scheduler.get(args.id, { tenant: ctx.tenant });
+  if (job === null) return notFound(args.id);
+  const task = taskView(job);
+  return ok(statusLine(task), { task });
+}
+
+export async function cancelTask(
+  ctx: ToolContext,
+  args: z.infer<typeof taskIdInput>,
+): Promise<CallToolResult> {
+  const r = await ctx.scheduler.cancel(args.id, { tenant: ctx.tenant });
+  switch (r.outcome) {
+    case "not-found":
+      return notFound(args.id);
+    case "cancelled": {
+      const task = taskView(r.job);
+      return ok(`cancelled: ${statusLine(task)}`, { outcome: "cancelled", task });
+    }
+    case "too-late": {
+      // Definite, not an error of the call: but the task was not cancelled, so the model
+      // must not report it as done.
+      const task = taskView(r.job);
+      return toolError(`too-late: not cancelled. ${statusLine(task)}`, {
+        outcome: "too-late",
+        task,
+      });
+    }
+  }
+}
+
+export async function rescheduleTask(
+  ctx: ToolContext,
+  args: z.infer<typeof rescheduleTaskInput>,
+): Promise<CallToolResult> {
+  const dueAt = dueTime(ctx, args.scheduled_at, args.timezone);
+  const r = await ctx.scheduler.reschedule(args.id, dueAt, {
+    tenant: ctx.tenant,
+    ...(args.expected_version === undefined ? {} : { expectedVersion: args.expected_version }),
+  });
+  if (r.outcome === "not-found") return notFound(args.id);
+  const task = taskView(r.job);
+  switch (r.outcome) {
+    case "rescheduled":
+      return ok(`rescheduled: ${statusLine(task)}`, { outcome: "rescheduled", task });
+    case "too-late":
+      return toolError(`too-late: not rescheduled. ${statusLine(task)}`, {
+        outcome: "too-late",
+        task,
+      });
+    case "version-conflict":
+      return toolError(
+        `version-conflict: not rescheduled; task ${task.id} is at version ${task.version}, ` +
+          `expected ${args.expected_version}. Read it again with task.status.`,
+        { outcome: "version-conflict", task },
+      );
+    case "key-conflict":
+      return toolError(`key-conflict: not rescheduled. ${statusLine(task)}`, {
+        outcome: "key-conflict",
+        task,
+      });
+  }
+}
+
+/**
+ * Resolves scheduled_at once, on the scheduler's clock, so "in 10 minutes" means ten minutes
+ * from this call; a time in the past is accepted (it fires at once) up to `maxPastMs`.
+ */
+function dueTime(ctx: ToolContext, when: string, timeZone: string | undefined): number {
+  const now = ctx.scheduler.options.clock.now();
+  const dueAt = parseDueTime(when, {
+    now,
+    field: "scheduled_at",
+    timeZoneField: "timezone",
+    ...(timeZone === undefined ? {} : { timeZone }),
+  });
+  if (dueAt < now - ctx.maxPastMs) {
+    throw new InvalidJobError(
+      "scheduled_at",
+      `a time no more than ${ctx.maxPastMs} ms in the past`,
+      new Described(`${JSON.stringify(when)} (${new Date(dueAt).toISOString()})`),
+    );
+  }
+  return dueAt;
+}
+
+// RFC 9110 token characters; values may not carry line breaks (header injection).
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
+const HEADER_VALUE = /^[^\r\n\0]{0,4096}$/;
+
+function webhookTarget(
+  ctx: ToolContext,
+  url: string | undefined,
+  headers: Record<string, string> | undefined,
+): { target: string; options: Record<string, unknown> | null } {
+  if (url === undefined) {
+    if (headers !== undefined) {
+      throw new InvalidJobError("webhook_headers", "to be given only with webhook_url", headers);
+    }
+    return { target: REMINDER_TARGET, options: null };
+  }
+  if (!ctx.webhooks) {
+    throw new InvalidJobError(
+      "webhook_url",
+      "no webhook: this server fires reminders only and cannot deliver webhooks " +
+        "(connect to `duetime serve` at /mcp, or run `duetime mcp --no-fire` beside it)",
+      url,
+    );
+  }
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = null;
+  }
+  if (parsed === null || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) {
+    throw new InvalidJobError("webhook_url", "an http:// or https:// URL", url);
+  }
+  if (headers === undefined) return { target: url, options: null };
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_NAME.test(name)) {
+      throw new InvalidJobError(`webhook_headers`, "HTTP header names (RFC 9110 tokens)", name);
+    }
+    if (!HEADER_VALUE.test(value)) {
+      throw new InvalidJobError(
+        `webhook_headers.${name}`,
+        "a header value without line breaks, at most 4096 characters",
+        value,
+      );
+    }
+  }
+  return { target: url, options: { headers } };
+}
+
+function notFound(id: string): CallToolResult {
+  return toolError(`not-found: no task ${id}`, { outcome: "not-found", id });
+}
+
+function ok(summary: string, structured: Record<string, unknown>): CallToolResult {
+  return {
+    content: [{ type: "text", text: `${summary}\n${JSON.stringify(structured, null, 2)}` }],
+    structuredContent: structured,
+  };
+}
