@@ -98,7 +98,9 @@ export async function catchUp(sizes: Sizes): Promise<BenchResult> {
           pass: run.log.distinct === n && run.log.duplicates === 0 && run.succeeded === n,
         },
       ],
-      details: [],
+      details: [
+        run.calls.table("Store calls while catching up (time each held the event loop)", n),
+      ],
       notes: [
         `${run.seconds.toFixed(1)} s from start() to the last settlement (staging included); ${run.succeeded.toLocaleString("en-US")} recorded as succeeded`,
         "baseline: plain better-sqlite3 claim UPDATE ... RETURNING of 500 in bucket order through jobs_pending_bucket, one settle transaction per batch",

@@ -1,8 +1,10 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Scheduler } from "../src/api/scheduler.js";
 import type { ScheduleInput } from "../src/core/schedule-input.js";
 import { SqliteStore } from "../src/stores/sqlite/sqlite-store.js";
 import { backlogFile, scratchCopy } from "./lib/data.js";
 import { FiredLog } from "./lib/fired.js";
+import { StoreCalls } from "./lib/store-calls.js";
 import { note, Progress } from "./lib/progress.js";
 import { fmt, ratio, type BenchResult } from "./lib/report.js";
 import { count, type Sizes } from "./lib/scale.js";
@@ -27,10 +29,13 @@ export async function precision(sizes: Sizes): Promise<BenchResult> {
   const { path } = await backlogFile(sizes.backlog);
   const copy = scratchCopy(path, "precision");
   const log = new FiredLog();
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   let scheduleMs: number;
+  let calls: StoreCalls;
   let succeeded: number;
   try {
     const store = new SqliteStore({ path: copy.path });
+    calls = new StoreCalls(store);
     const scheduler = new Scheduler({ store });
     scheduler.handle("noop", log.handler);
     try {
@@ -47,10 +52,14 @@ export async function precision(sizes: Sizes): Promise<BenchResult> {
       scheduleMs = performance.now() - t;
       if (Date.now() >= start)
         note(`precision: scheduling took ${scheduleMs.toFixed(0)} ms, past the lead`);
+      loopDelay.enable();
+      calls.start();
       const p = new Progress("precision: fired", n);
       const ticker = setInterval(() => p.update(log.distinct), 1000);
       await log.waitFor(n, start + windowMs + GRACE_MS - Date.now());
       await sleep(500); // let any duplicate show up
+      loopDelay.disable();
+      calls.stop();
       clearInterval(ticker);
       p.done();
       await scheduler.idle();
@@ -100,7 +109,14 @@ export async function precision(sizes: Sizes): Promise<BenchResult> {
       zero("lost (never fired)", lost, "-"),
       zero("duplicated (extra handler calls)", log.duplicates, "-"),
     ],
-    details: [],
+    details: [
+      {
+        title: "Event-loop delay while firing (perf_hooks, 1 ms resolution)",
+        headers: ["p50", "p99", "max"],
+        rows: [[50, 99, 100].map((q) => `${fmt(loopDelay.percentile(q) / 1e6, 1)} ms`)],
+      },
+      calls.table("Store calls while firing (time each held the event loop)", n),
+    ],
     notes: [
       `scheduled with scheduleMany in ${scheduleMs.toFixed(0)} ms, ${LEAD_MS} ms before the window; Scheduler defaults (horizon 1000 ms, claim batch 500, concurrency 100)`,
       `${succeeded.toLocaleString("en-US")} of ${n.toLocaleString("en-US")} jobs recorded as succeeded in the store`,

@@ -8,7 +8,7 @@
 import { catchUp } from "./catch-up.js";
 import { removeAllData } from "./lib/data.js";
 import { renderResult, type BenchResult } from "./lib/report.js";
-import { machineFacts } from "./lib/machine.js";
+import { load1, machineFacts } from "./lib/machine.js";
 import { sizesFromEnv, type Sizes } from "./lib/scale.js";
 import { dispatchThroughput } from "./dispatch-throughput.js";
 import { memoryIdle } from "./memory-idle.js";
@@ -46,9 +46,11 @@ async function main(): Promise<number> {
     for (const name of selected) {
       process.stderr.write(`> ${name}\n`);
       const t = performance.now();
+      const loadBefore = load1();
       try {
         const result = await BENCHMARKS[name]!(sizes);
-        process.stdout.write(`${renderResult(result)}\n`);
+        process.stdout.write(`${renderResult(result)}`);
+        process.stdout.write(`- load average (1 min) ${loadBefore} before, ${load1()} after\n\n`);
         for (const g of result.goals) {
           if (g.pass !== null) summary.push(`${g.pass ? "PASS" : "MISS"}  ${name}: ${g.metric}`);
         }

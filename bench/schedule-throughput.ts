@@ -3,7 +3,6 @@ import { Scheduler } from "../src/api/scheduler.js";
 import { bucketOf } from "../src/core/buckets.js";
 import { createIdGenerator } from "../src/core/ids.js";
 import type { ScheduleInput } from "../src/core/schedule-input.js";
-import { SQL } from "../src/stores/sqlite/statements.js";
 import { SqliteStore } from "../src/stores/sqlite/sqlite-store.js";
 import { BACKLOG_SPAN_MS, backlogFile, scratchCopy } from "./lib/data.js";
 import { Progress } from "./lib/progress.js";
@@ -18,9 +17,11 @@ import { count, type Sizes } from "./lib/scale.js";
  * as the backlog. The scheduler is not started (nothing is due; this measures writes).
  * Baseline: the store's own INSERT statement run by plain better-sqlite3 with pre-built
  * rows, into the same table with the same indexes on another copy of the same backlog:
- * what the API, validation, counters and staging checks cost on top.
+ * what the API, validation, counters and staging checks cost on top. The two are
+ * interleaved chunk by chunk, so load from other processes on the machine hits both alike.
  */
 const BATCH = 10_000;
+const ONE_CHUNK = 1000;
 
 export async function scheduleThroughput(sizes: Sizes): Promise<BenchResult> {
   const { path, info } = await backlogFile(sizes.backlog);
@@ -34,56 +35,56 @@ export async function scheduleThroughput(sizes: Sizes): Promise<BenchResult> {
   const bulkInputs = inputs(sizes.scheduleBulk);
   const oneInputs = inputs(sizes.scheduleOne);
 
-  // Baseline first, on its own copy.
   const base = scratchCopy(path, "schedule-baseline");
-  let baseBulk: number;
-  let baseOne: number;
+  const copy = scratchCopy(path, "schedule");
+  const baseStore = new SqliteStore({ path: base.path });
+  const store = new SqliteStore({ path: copy.path });
+  const scheduler = new Scheduler({ store });
+  const raw = new RawInsert(baseStore);
+  const bulkRows = raw.rows(bulkInputs);
+  const oneRows = raw.rows(oneInputs);
+  const time = { bulk: 0, baseBulk: 0, one: 0, baseOne: 0 };
   try {
-    const store = new SqliteStore({ path: base.path });
-    try {
-      baseBulk = rawInsert(store, bulkInputs, true);
-      baseOne = rawInsert(store, oneInputs, false);
-    } finally {
-      await store.close();
+    const p = new Progress("scheduleMany and raw insert, interleaved", bulkInputs.length);
+    for (let i = 0; i < bulkInputs.length; i += BATCH) {
+      let t = performance.now();
+      raw.batch(bulkRows.slice(i, i + BATCH));
+      time.baseBulk += performance.now() - t;
+      const chunk = bulkInputs.slice(i, i + BATCH);
+      t = performance.now();
+      await scheduler.scheduleMany(chunk);
+      time.bulk += performance.now() - t;
+      p.update(i + BATCH);
+    }
+    p.done();
+    const q = new Progress("schedule and raw insert, one at a time", oneInputs.length);
+    for (let i = 0; i < oneInputs.length; i += ONE_CHUNK) {
+      let t = performance.now();
+      for (const r of oneRows.slice(i, i + ONE_CHUNK)) raw.one(r);
+      time.baseOne += performance.now() - t;
+      const chunk = oneInputs.slice(i, i + ONE_CHUNK);
+      t = performance.now();
+      for (const input of chunk) await scheduler.schedule(input);
+      time.one += performance.now() - t;
+      q.update(i + ONE_CHUNK);
+    }
+    q.done();
+    const counts = await store.jobsCountByStatus({});
+    const expected = sizes.backlog + bulkInputs.length + oneInputs.length;
+    if (counts.pending !== expected) {
+      throw new Error(`schedule-throughput: ${counts.pending} pending, expected ${expected}`);
     }
   } finally {
+    await scheduler.close();
+    await baseStore.close();
+    copy.remove();
     base.remove();
   }
-
-  const copy = scratchCopy(path, "schedule");
-  let bulk: number;
-  let one: number;
-  try {
-    const store = new SqliteStore({ path: copy.path });
-    const scheduler = new Scheduler({ store });
-    try {
-      const p = new Progress("scheduleMany", bulkInputs.length);
-      let t = performance.now();
-      for (let i = 0; i < bulkInputs.length; i += BATCH) {
-        await scheduler.scheduleMany(bulkInputs.slice(i, i + BATCH));
-        p.update(i + BATCH);
-      }
-      bulk = bulkInputs.length / ((performance.now() - t) / 1000);
-      p.done(rate(bulk));
-      const q = new Progress("schedule (one at a time)", oneInputs.length);
-      t = performance.now();
-      for (let i = 0; i < oneInputs.length; i++) {
-        await scheduler.schedule(oneInputs[i]!);
-        if (i % 1000 === 999) q.update(i + 1);
-      }
-      one = oneInputs.length / ((performance.now() - t) / 1000);
-      q.done(rate(one));
-      const counts = await store.jobsCountByStatus({});
-      const expected = sizes.backlog + bulkInputs.length + oneInputs.length;
-      if (counts.pending !== expected) {
-        throw new Error(`schedule-throughput: ${counts.pending} pending, expected ${expected}`);
-      }
-    } finally {
-      await scheduler.close();
-    }
-  } finally {
-    copy.remove();
-  }
+  const perSec = (n: number, ms: number): number => n / (ms / 1000);
+  const bulk = perSec(bulkInputs.length, time.bulk);
+  const baseBulk = perSec(bulkInputs.length, time.baseBulk);
+  const one = perSec(oneInputs.length, time.one);
+  const baseOne = perSec(oneInputs.length, time.baseOne);
 
   return {
     name: "schedule-throughput",
@@ -108,55 +109,77 @@ export async function scheduleThroughput(sizes: Sizes): Promise<BenchResult> {
     ],
     details: [],
     notes: [
-      "baseline: the store's INSERT statement through plain better-sqlite3, pre-built rows, same table and indexes, same backlog (bulk: 10k rows per transaction; one: a transaction per row)",
+      "baseline: a plain INSERT of the same columns through better-sqlite3, pre-built rows, same table and indexes, another copy of the same backlog (bulk: 10k rows per transaction; one: a transaction per row), interleaved with the measured calls",
       "due times uniformly random over the backlog's 30 days (hour buckets); WAL, synchronous=NORMAL",
     ],
   };
 }
 
-/** Plain better-sqlite3 inserts of the same jobs; returns rows/s. */
-function rawInsert(store: SqliteStore, inputs: readonly ScheduleInput[], batched: boolean): number {
-  const db: Database.Database = store.connection;
-  const stmt = db.prepare(SQL.jobInsert);
-  const newId = createIdGenerator();
-  const now = Date.now();
-  const rows = inputs.map((j) => {
-    const dueAt = j.dueAt as number;
-    return {
-      id: newId(),
-      tenant: "default",
-      key: null,
-      dueAt,
-      bucket: bucketOf(dueAt, store.bucketWidthMs),
-      shard: 0,
-      payload: JSON.stringify(j.payload),
-      target: j.target,
-      targetOptions: null,
-      maxAttempts: 3,
-      expireAfterMs: null,
-      now,
-    };
-  });
-  const label = batched
-    ? "baseline: raw insert, 10k per transaction"
-    : "baseline: raw insert, one per transaction";
-  const p = new Progress(label, rows.length);
-  const insertMany = db.transaction((batch: typeof rows) => {
-    for (const r of batch) stmt.run(r);
-  });
-  const t = performance.now();
-  if (batched) {
-    for (let i = 0; i < rows.length; i += BATCH) {
-      insertMany(rows.slice(i, i + BATCH));
-      p.update(i + BATCH);
-    }
-  } else {
-    for (let i = 0; i < rows.length; i++) {
-      stmt.run(rows[i]);
-      if (i % 1000 === 999) p.update(i + 1);
-    }
+/** Plain better-sqlite3 inserts of the same jobs, rows built before timing. */
+class RawInsert {
+  private readonly db: Database.Database;
+  private readonly stmt: Database.Statement;
+  private readonly many: (rows: readonly RawRow[]) => void;
+  private readonly newId = createIdGenerator();
+
+  constructor(private readonly store: SqliteStore) {
+    this.db = store.connection;
+    this.stmt = this.db.prepare(RAW_INSERT);
+    this.many = this.db.transaction((rows: readonly RawRow[]) => {
+      for (const r of rows) this.stmt.run(...r);
+    });
   }
-  const r = rows.length / ((performance.now() - t) / 1000);
-  p.done(rate(r));
-  return r;
+
+  rows(inputs: readonly ScheduleInput[]): RawRow[] {
+    const now = Date.now();
+    return inputs.map((j) => {
+      const dueAt = j.dueAt as number;
+      const row: RawRow = [
+        this.newId(),
+        "default",
+        null,
+        dueAt,
+        bucketOf(dueAt, this.store.bucketWidthMs),
+        0,
+        JSON.stringify(j.payload),
+        j.target,
+        null,
+        3,
+        null,
+        now,
+        now,
+      ];
+      return row;
+    });
+  }
+
+  batch(rows: readonly RawRow[]): void {
+    this.many(rows);
+  }
+
+  one(row: RawRow): void {
+    this.stmt.run(...row);
+  }
 }
+
+/** id, tenant, key, due_at, bucket, shard, payload, target, target_options, max_attempts, expire_after_ms, created_at, updated_at */
+type RawRow = [
+  string,
+  string,
+  null,
+  number,
+  number,
+  number,
+  string,
+  string,
+  null,
+  number,
+  null,
+  number,
+  number,
+];
+
+/** A plain insert of a pending row into the store's jobs table (positional binding). */
+const RAW_INSERT = `INSERT INTO jobs (id, tenant, key, status, due_at, bucket, shard, payload,
+    target, target_options, max_attempts, expire_after_ms, created_at, updated_at)
+  VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;

@@ -2,6 +2,7 @@ import { Scheduler } from "../../src/api/scheduler.js";
 import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
 import { FiredLog } from "./fired.js";
 import { Progress } from "./progress.js";
+import { StoreCalls } from "./store-calls.js";
 
 /** What firing a prepared set of due jobs with a started Scheduler measured. */
 export interface DrainRun {
@@ -12,6 +13,8 @@ export interface DrainRun {
   readonly sustained: number;
   readonly seconds: number;
   readonly succeeded: number;
+  /** Store calls the engine made while draining. */
+  readonly calls: StoreCalls;
 }
 
 /**
@@ -25,16 +28,19 @@ export async function drainWithScheduler(
 ): Promise<DrainRun> {
   const log = new FiredLog(Math.max(1, Math.floor(expected / 10)));
   const store = new SqliteStore({ path });
+  const calls = new StoreCalls(store);
   const scheduler = new Scheduler({ store });
   scheduler.handle("noop", log.handler);
   try {
     const p = new Progress(label, expected);
     const ticker = setInterval(() => p.update(log.distinct), 500);
     const t = performance.now();
+    calls.start();
     scheduler.start();
     const all = await log.waitFor(expected, 600_000);
     await scheduler.idle();
     const seconds = (performance.now() - t) / 1000;
+    calls.stop();
     clearInterval(ticker);
     const rate = log.distinct / seconds;
     p.done(`${Math.round(rate).toLocaleString("en-US")}/s`);
@@ -42,7 +48,7 @@ export async function drainWithScheduler(
     const m = log.marks;
     const sustained = m.length >= 9 ? (0.8 * expected) / ((m[8]! - m[0]!) / 1000) : rate;
     const succeeded = (await store.jobsCountByStatus({})).succeeded;
-    return { log, rate, sustained, seconds, succeeded };
+    return { log, rate, sustained, seconds, succeeded, calls };
   } finally {
     await scheduler.close();
   }
