@@ -19,7 +19,9 @@ beforeAll(async () => {
   server = await startPostgres();
   dir = mkdtempSync(join(tmpdir(), "duetime-pg-nodes-"));
 });
+const spawned: ChildProcess[] = [];
 afterAll(async () => {
+  for (const p of spawned) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
   await server?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -35,6 +37,7 @@ function startNode(schema: string, id: string, log: string): Node {
   const proc = spawn(process.execPath, ["--import", "tsx", worker, server.url, schema, id, log], {
     stdio: ["ignore", "pipe", "inherit"],
   });
+  spawned.push(proc);
   const node: Node = {
     id,
     proc,
@@ -87,6 +90,7 @@ describe("postgres: scheduler processes sharing one database", () => {
     await insertAll(setup, jobs, Date.now());
     const nodes = ["node-a", "node-b", "node-c"].map((id) => startNode(schema, id, log));
     await until(() => nodes.every((n) => n.out.includes("started")), 30_000, "nodes to start");
+    for (const n of nodes) expect(n.proc.exitCode).toBeNull();
 
     await until(() => firings(log).length >= JOBS / 2, WINDOW_MS + 30_000, "half the jobs");
     const victim = nodes[0]!;
@@ -152,6 +156,7 @@ describe("postgres: scheduler processes sharing one database", () => {
     await setup.close();
     const nodes = ["node-a", "node-b"].map((id) => startNode(schema, id, log));
     await until(() => nodes.every((n) => n.out.includes("started")), 30_000, "nodes to start");
+    for (const n of nodes) expect(n.proc.exitCode).toBeNull();
     await until(() => firings(log).length >= total / 3, 60_000, "a third of the jobs");
     await server.restart();
 

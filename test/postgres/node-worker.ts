@@ -32,6 +32,7 @@ const scheduler = new Scheduler({
   concurrency: 100,
   claimBatchSize: 200,
   leaseMs: 3000,
+  handlerTimeoutMs: 1000,
   leaseSweepIntervalMs: 500,
   maxIdleMs: 500,
   shards: () => leases.owned(),

@@ -40,8 +40,9 @@ const DAY = 86_400_000;
  * Keeps `jobs_live` partitioned ahead of time and sheds the past: each pass creates the
  * partitions of the next `aheadBuckets` buckets (moving rows the default partition holds
  * for those ranges) and the next history periods, then drops live partitions whose range
- * has passed and which hold no job. History retention (dropping old history partitions) is
- * `historyPurge`, driven by the engine's retention loop.
+ * has passed and which hold no job, and vacuums `jobs_claimed`. History retention
+ * (dropping old history partitions) is `historyPurge`, driven by the engine's retention
+ * loop.
  */
 export class PartitionMaintenance {
   private readonly o: Required<Omit<PartitionMaintenanceOptions, "onError">> & {
@@ -97,6 +98,10 @@ export class PartitionMaintenance {
     const dropped = await this.store.partitions.dropEmptyLive(
       current - this.o.dropAfterBuckets * w,
     );
+    // jobs_claimed sees an insert and a delete per fired job: vacuum it every pass so its
+    // size stays bounded by (fire rate x interval) instead of waiting for autovacuum's
+    // thresholds. SKIP_LOCKED: when another node is vacuuming it, that is enough.
+    await this.store.connection.query(`VACUUM (SKIP_LOCKED) "${this.store.schema}".jobs_claimed`);
     return { created, dropped };
   }
 
