@@ -38,6 +38,12 @@ export interface CreateMcpServerOptions {
    * allow only letters, digits, "_" and "-" in tool names.
    */
   readonly toolNameSeparator?: "." | "_";
+  /**
+   * Extra checks of a webhook target, run after the URL is known to be http(s): the HTTP
+   * service passes its refusal of private and loopback hosts here. Throws InvalidJobError
+   * naming `webhook_url` or `webhook_headers`. Default: none.
+   */
+  readonly checkWebhook?: (url: string, headers: Readonly<Record<string, string>> | null) => void;
   /** Version reported to clients in the initialize handshake. Default "0.0.0". */
   readonly version?: string;
 }
@@ -59,6 +65,7 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
     tenant: o.tenant,
     webhooks: o.webhooks,
     maxPastMs: o.maxPastMs,
+    checkWebhook: o.checkWebhook,
   };
   const name = (verb: string): string => `task${o.toolNameSeparator}${verb}`;
   const server = new McpServer(
@@ -136,6 +143,7 @@ interface ResolvedMcpOptions {
   readonly maxPastMs: number;
   readonly toolNameSeparator: "." | "_";
   readonly version: string;
+  readonly checkWebhook: CreateMcpServerOptions["checkWebhook"];
 }
 
 function resolveOptions(o: CreateMcpServerOptions): ResolvedMcpOptions {
@@ -154,6 +162,9 @@ function resolveOptions(o: CreateMcpServerOptions): ResolvedMcpOptions {
   if (!Number.isInteger(maxPastMs) || maxPastMs < 0) {
     throw new InvalidOptionError("maxPastMs", "an integer >= 0", o.maxPastMs);
   }
+  if (o.checkWebhook !== undefined && typeof o.checkWebhook !== "function") {
+    throw new InvalidOptionError("checkWebhook", "a function", o.checkWebhook);
+  }
   const sep = o.toolNameSeparator ?? ".";
   if (sep !== "." && sep !== "_") {
     throw new InvalidOptionError("toolNameSeparator", '"." or "_"', o.toolNameSeparator);
@@ -165,5 +176,6 @@ function resolveOptions(o: CreateMcpServerOptions): ResolvedMcpOptions {
     maxPastMs,
     toolNameSeparator: sep,
     version: o.version ?? "0.0.0",
+    checkWebhook: o.checkWebhook,
   });
 }

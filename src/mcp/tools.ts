@@ -23,6 +23,8 @@ export interface ToolContext {
   readonly tenant: string;
   readonly webhooks: boolean;
   readonly maxPastMs: number;
+  readonly checkWebhook:
+    ((url: string, headers: Readonly<Record<string, string>> | null) => void) | undefined;
 }
 
 export async function createTask(
@@ -195,8 +197,10 @@ function webhookTarget(
   if (parsed === null || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) {
     throw new InvalidJobError("webhook_url", "an http:// or https:// URL", url);
   }
-  if (headers === undefined) return { target: url, options: null };
-  for (const [name, value] of Object.entries(headers)) {
+  if (parsed.username !== "" || parsed.password !== "") {
+    throw new InvalidJobError("webhook_url", "a URL without user:password (use headers)", url);
+  }
+  for (const [name, value] of Object.entries(headers ?? {})) {
     if (!HEADER_NAME.test(name)) {
       throw new InvalidJobError(`webhook_headers`, "HTTP header names (RFC 9110 tokens)", name);
     }
@@ -208,7 +212,8 @@ function webhookTarget(
       );
     }
   }
-  return { target: url, options: { headers } };
+  ctx.checkWebhook?.(url, headers ?? null);
+  return { target: url, options: headers === undefined ? null : { headers } };
 }
 
 function notFound(id: string): CallToolResult {
