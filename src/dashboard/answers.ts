@@ -1,0 +1,42 @@
+import { describeReceived } from "../core/errors.js";
+
+/** An HTTP answer: status and JSON body. */
+export interface Answer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+/**
+ * An error answer in the REST API's one shape, `{ error: { code, field, expected, received,
+ * message } }` plus extra top-level fields (the job, for too-late and version-conflict), so
+ * a client handles dashboard and API errors alike.
+ */
+export function errorAnswer(
+  status: number,
+  code: string,
+  e: { field: string; expected: string; received: unknown; message: string },
+  extra: Record<string, unknown> = {},
+): Answer {
+  return {
+    status,
+    body: {
+      error: {
+        code,
+        field: e.field,
+        expected: e.expected,
+        received: describeReceived(e.received),
+        message: e.message,
+      },
+      ...extra,
+    },
+  };
+}
+
+export function notFound(id: string): Answer {
+  return errorAnswer(404, "not-found", {
+    field: "id",
+    expected: "the id of one of your jobs",
+    received: id,
+    message: `job ${id} not found`,
+  });
+}

@@ -1,0 +1,178 @@
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import type { Scheduler } from "../api/scheduler.js";
+import { Described, DuetimeError, InvalidJobError, InvalidOptionError } from "../core/errors.js";
+import { cancelJob, jobDetail, retryJob, snoozeJob } from "./actions.js";
+import { errorAnswer, type Answer } from "./answers.js";
+import { futureView, nowView, searchJobs, type FutureQuery, type JobsQuery } from "./data.js";
+import { EventStream, type EventStreamOptions } from "./events.js";
+import { defaultStaticDir, readStatic } from "./static.js";
+
+/** Options of the dashboard plugin. */
+export interface DashboardOptions {
+  /** The scheduler whose jobs the dashboard shows and changes. Required. */
+  readonly scheduler: Scheduler;
+  /**
+   * Resolves a request to its tenant from `Authorization: Bearer <key>`, or null when the
+   * key is missing or unknown (answered 401). The service passes its API-key check.
+   */
+  readonly authenticate: (req: FastifyRequest) => Promise<string | null>;
+  /** Folder of the built front end (index.html, assets/). Default: the one shipped in dist. */
+  readonly staticDir?: string;
+  /** Live stream tuning (heartbeat, replay window). */
+  readonly events?: EventStreamOptions;
+}
+
+type Params = { id: string };
+
+/**
+ * The web dashboard: the prebuilt single-page app at `/` (static files, no key needed: the
+ * page asks for the API key and sends it on every call), its JSON data endpoints under
+ * `/v1/dashboard/`, and the live stream of job changes at `GET /v1/events` (Server-Sent
+ * Events). Every `/v1` route needs a key and sees only its tenant's jobs: another tenant's
+ * job answers 404, as a missing one. Register it at the root (no prefix): the page calls
+ * `v1/...` relative to itself.
+ */
+export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app, options) => {
+  const { scheduler, authenticate } = options;
+  if (!scheduler || typeof scheduler.list !== "function") {
+    throw new InvalidOptionError("scheduler", "a Scheduler", scheduler);
+  }
+  if (typeof authenticate !== "function") {
+    throw new InvalidOptionError(
+      "authenticate",
+      "a function (request) => tenant | null",
+      authenticate,
+    );
+  }
+  const staticDir = options.staticDir ?? defaultStaticDir();
+  const stream = new EventStream(scheduler, options.events);
+  // preClose: open streams would otherwise keep the server from closing.
+  app.addHook("preClose", async () => stream.close());
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    if (err instanceof InvalidJobError) return send(reply, errorAnswer(400, "invalid", err));
+    if (err instanceof DuetimeError) {
+      const e = { field: "", expected: "", received: undefined, message: err.message };
+      return send(reply, errorAnswer(400, "invalid", e));
+    }
+    if (typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500) {
+      const e = {
+        field: "body",
+        expected: "a valid request",
+        received: undefined,
+        message: err.message,
+      };
+      return send(reply, errorAnswer(err.statusCode, "bad-request", e));
+    }
+    req.log.error({ err }, "dashboard request failed");
+    const e = { field: "", expected: "", received: undefined, message: "internal error" };
+    return send(reply, errorAnswer(500, "internal", e));
+  });
+
+  /** The tenant of the request, or null after answering 401. */
+  async function tenantOf(req: FastifyRequest, reply: FastifyReply): Promise<string | null> {
+    const tenant = await authenticate(req);
+    if (tenant === null) {
+      const header = req.headers.authorization;
+      void reply.header("www-authenticate", 'Bearer realm="duetime"');
+      send(
+        reply,
+        errorAnswer(401, "unauthorized", {
+          field: "authorization",
+          expected: "a valid API key as 'Authorization: Bearer <key>'",
+          received: new Described(
+            header === undefined ? "no Authorization header" : "an unknown or revoked key",
+          ),
+          message: "unauthorized: a valid API key as 'Authorization: Bearer <key>' is needed",
+        }),
+      );
+    }
+    return tenant;
+  }
+
+  function send(reply: FastifyReply, a: Answer): FastifyReply {
+    return reply.code(a.status).header("cache-control", "no-store").send(a.body);
+  }
+
+  // The front end: index.html is revalidated every load, hashed assets are immutable.
+  app.get("/", async (_req, reply) => {
+    const file = await readStatic(staticDir, "index.html", false);
+    if (!file) {
+      return reply
+        .code(503)
+        .type("text/plain; charset=utf-8")
+        .send("The dashboard is not built. Run `npm run build` (vite build) first.\n");
+    }
+    return reply.type(file.type).header("cache-control", "no-cache").send(file.body);
+  });
+  app.get<{ Params: { name: string } }>("/assets/:name", async (req, reply) => {
+    const file = await readStatic(staticDir, req.params.name, true);
+    if (!file) return reply.code(404).type("text/plain; charset=utf-8").send("not found\n");
+    return reply
+      .type(file.type)
+      .header("cache-control", "public, max-age=31536000, immutable")
+      .send(file.body);
+  });
+
+  app.get<{ Querystring: FutureQuery }>("/v1/dashboard/future", async (req, reply) => {
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    return send(reply, { status: 200, body: await futureView(scheduler, tenant, req.query) });
+  });
+
+  app.get<{ Querystring: { minutes?: string } }>("/v1/dashboard/now", async (req, reply) => {
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    return send(reply, { status: 200, body: await nowView(scheduler, tenant, req.query) });
+  });
+
+  app.get<{ Querystring: JobsQuery }>("/v1/dashboard/jobs", async (req, reply) => {
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    return send(reply, { status: 200, body: await searchJobs(scheduler, tenant, req.query) });
+  });
+
+  app.get<{ Params: Params }>("/v1/dashboard/jobs/:id", async (req, reply) => {
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    const a = await jobDetail(scheduler, tenant, req.params.id);
+    if (a.job) void reply.header("etag", `"${a.job.version}"`);
+    return send(reply, a);
+  });
+
+  app.post<{ Params: Params }>("/v1/dashboard/jobs/:id/cancel", async (req, reply) => {
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    return send(reply, await cancelJob(scheduler, tenant, req.params.id));
+  });
+
+  app.post<{ Params: Params }>("/v1/dashboard/jobs/:id/reschedule", async (req, reply) => {
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    const ifMatch = req.headers["if-match"];
+    return send(reply, await snoozeJob(scheduler, tenant, req.params.id, req.body, ifMatch));
+  });
+
+  app.post<{ Params: Params }>("/v1/dashboard/jobs/:id/retry", async (req, reply) => {
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    const ifMatch = req.headers["if-match"];
+    return send(reply, await retryJob(scheduler, tenant, req.params.id, req.body, ifMatch));
+  });
+
+  // The live stream. EventSource cannot set headers, so `?key=` is accepted too: it is
+  // copied into the Authorization header for `authenticate` (see docs/dashboard.md for the
+  // trade-off: a key in a URL can end up in access logs and browser history).
+  app.get<{ Querystring: { key?: string } }>("/v1/events", async (req, reply) => {
+    const key = req.query.key;
+    if (req.headers.authorization === undefined && typeof key === "string" && key !== "") {
+      req.headers.authorization = `Bearer ${key}`;
+    }
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    const last = req.headers["last-event-id"];
+    reply.hijack();
+    stream.attach(reply.raw, tenant, typeof last === "string" ? last : undefined);
+    return reply;
+  });
+};

@@ -1,0 +1,51 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname, extname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const TYPES: Readonly<Record<string, string>> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+  ".json": "application/json",
+  ".map": "application/json",
+  ".woff2": "font/woff2",
+};
+
+/** File names the asset route serves: no separators, no `..`, so no way out of the folder. */
+const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
+
+/**
+ * Where the prebuilt front end is: `web/` beside the compiled plugin (the published package:
+ * dist/dashboard/web), else the build output seen from the sources (running under tsx).
+ */
+export function defaultStaticDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [join(here, "web"), join(here, "..", "..", "dist", "dashboard", "web")];
+  return candidates.find((d) => existsSync(join(d, "index.html"))) ?? candidates[0]!;
+}
+
+export interface StaticFile {
+  readonly body: Buffer;
+  readonly type: string;
+}
+
+/** Reads `name` from `dir` (or `dir/assets`), or null when it is not a servable file. */
+export async function readStatic(
+  dir: string,
+  name: string,
+  inAssets: boolean,
+): Promise<StaticFile | null> {
+  if (!SAFE_NAME.test(name)) return null;
+  const type = TYPES[extname(name)];
+  if (type === undefined) return null;
+  try {
+    const body = await readFile(inAssets ? join(dir, "assets", name) : join(dir, name));
+    return { body, type };
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,153 @@
+/** The dashboard's calls to the service, with the API key kept for this browser session. */
+
+const KEY = "duetime.apiKey";
+
+export function apiKey(): string | null {
+  return sessionStorage.getItem(KEY);
+}
+export function setApiKey(key: string): void {
+  sessionStorage.setItem(KEY, key);
+}
+export function clearApiKey(): void {
+  sessionStorage.removeItem(KEY);
+}
+
+export type JobStatus = "pending" | "claimed" | "succeeded" | "dead" | "cancelled" | "expired";
+export const STATUSES: readonly JobStatus[] = [
+  "pending",
+  "claimed",
+  "succeeded",
+  "dead",
+  "cancelled",
+  "expired",
+];
+
+export interface Job {
+  id: string;
+  tenant: string;
+  key: string | null;
+  status: JobStatus;
+  dueAt: number;
+  bucket: number;
+  payload: unknown;
+  target: string;
+  targetOptions: Record<string, unknown> | null;
+  attempts: number;
+  maxAttempts: number;
+  expireAfterMs: number | null;
+  version: number;
+  lastError: string | null;
+  lastResult: unknown;
+  createdAt: number;
+  updatedAt: number;
+  firedAt: number | null;
+  finishedAt: number | null;
+}
+
+export type JobSummary = Pick<
+  Job,
+  | "id"
+  | "key"
+  | "status"
+  | "dueAt"
+  | "target"
+  | "attempts"
+  | "maxAttempts"
+  | "lastError"
+  | "version"
+>;
+
+export interface FutureView {
+  now: number;
+  bucketWidthMs: number;
+  binMs: number;
+  from: number;
+  to: number;
+  bins: { start: number; pending: number }[];
+  total: number;
+  overdue: number;
+}
+
+export interface MinuteActivity {
+  minute: number;
+  fired: number;
+  failed: number;
+  dead: number;
+  expired: number;
+  latenessP50: number;
+  latenessP99: number;
+  latenessMax: number;
+}
+
+export interface NowView {
+  now: number;
+  minutes: MinuteActivity[];
+  lateness: { count: number; p50: number; p99: number; max: number };
+  counts: Record<JobStatus, number>;
+  backlog: number;
+  inFlight: number;
+  oldestOverdue: { id: string; dueAt: number; lateByMs: number } | null;
+  deadLastDay: { count: number; capped: boolean };
+}
+
+export interface JobsPage {
+  jobs: JobSummary[];
+  nextCursor: string | null;
+  match?: "id" | "key" | null;
+}
+
+/** The service's error body: `{ error: { code, field, expected, received, message }, job? }`. */
+export interface ErrorBody {
+  error?: { code: string; field: string; expected: string; received: string; message: string };
+  outcome?: string;
+  job?: Job;
+}
+
+/** A non-2xx answer. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: ErrorBody,
+  ) {
+    super(body.error?.message ?? `HTTP ${status}`);
+  }
+  get code(): string {
+    return this.body.error?.code ?? "";
+  }
+}
+
+/** Called on 401: the key is wrong or revoked. */
+let onUnauthorized: () => void = () => undefined;
+export function whenUnauthorized(f: () => void): void {
+  onUnauthorized = f;
+}
+
+export async function call<T>(
+  path: string,
+  init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<T> {
+  const headers: Record<string, string> = {
+    accept: "application/json",
+    authorization: `Bearer ${apiKey() ?? ""}`,
+    ...init.headers,
+  };
+  if (init.body !== undefined) headers["content-type"] = "application/json";
+  const res = await fetch(path, {
+    method: init.method ?? "GET",
+    headers,
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+  });
+  const body = (await res.json().catch(() => ({}))) as T & ErrorBody;
+  if (res.status === 401) onUnauthorized();
+  if (!res.ok) throw new ApiError(res.status, body);
+  return body;
+}
+
+export function query(params: Record<string, string | number | undefined | null>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
+  }
+  const s = q.toString();
+  return s === "" ? "" : `?${s}`;
+}

@@ -1,0 +1,89 @@
+/** A tiny element builder: h("button", { type: "button", onclick }, "Cancel"). */
+type Attrs = Record<string, string | number | boolean | null | undefined | EventListener>;
+export type Child = Node | string | number | null | undefined | false;
+
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (typeof value === "function") {
+      el.addEventListener(name.replace(/^on/, ""), value);
+    } else if (value === true) {
+      el.setAttribute(name, "");
+    } else {
+      el.setAttribute(name, String(value));
+    }
+  }
+  append(el, ...children);
+  return el;
+}
+
+export function append(el: Element, ...children: Child[]): void {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : String(c));
+  }
+}
+
+/** Replaces the children of `el`. */
+export function fill(el: Element, ...children: Child[]): void {
+  el.replaceChildren();
+  append(el, ...children);
+}
+
+const numberFormat = new Intl.NumberFormat();
+export function num(n: number): string {
+  return numberFormat.format(n);
+}
+
+const dateTime = new Intl.DateTimeFormat(undefined, {
+  year: "numeric",
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+});
+
+/** A <time> element showing `t` in local time, with the exact instant for machines. */
+export function time(t: number | null): HTMLElement | string {
+  if (t === null) return "—";
+  const iso = new Date(t).toISOString();
+  return h("time", { datetime: iso, title: iso }, dateTime.format(t));
+}
+
+export function dateText(t: number): string {
+  return dateTime.format(t);
+}
+
+/** "1.2 s", "3 min", "2 h 5 min", "4 d 3 h". */
+export function duration(ms: number): string {
+  const a = Math.abs(ms);
+  if (a < 1000) return `${Math.round(ms)} ms`;
+  if (a < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  if (a < 3_600_000) return `${Math.round(ms / 60_000)} min`;
+  if (a < 86_400_000) {
+    const hrs = Math.floor(a / 3_600_000);
+    return `${Math.sign(ms) < 0 ? "-" : ""}${hrs} h ${Math.round((a % 3_600_000) / 60_000)} min`;
+  }
+  const days = Math.floor(a / 86_400_000);
+  return `${Math.sign(ms) < 0 ? "-" : ""}${days} d ${Math.round((a % 86_400_000) / 3_600_000)} h`;
+}
+
+/** A status badge; the text carries the meaning, colour only helps. */
+export function badge(status: string): HTMLElement {
+  return h("span", { class: `badge s-${status}`, "data-status": status }, status);
+}
+
+/** Moves focus to the page's heading after navigation, so screen readers announce it. */
+export function focusHeading(root: Element): void {
+  const heading = root.querySelector("h1");
+  if (heading instanceof HTMLElement) {
+    heading.tabIndex = -1;
+    heading.focus({ preventScroll: true });
+  }
+}
