@@ -3,11 +3,13 @@ import { EXIT_CODES_HELP } from "./errors.js";
 import { registerAdd } from "./commands/add.js";
 import { registerCancel } from "./commands/cancel.js";
 import { registerDemo } from "./commands/demo.js";
+import { registerKeys } from "./commands/keys.js";
 import { registerList } from "./commands/list.js";
 import { registerMcp } from "./commands/mcp.js";
 import { registerReschedule } from "./commands/reschedule.js";
 import { registerRetry } from "./commands/retry.js";
 import { registerRun } from "./commands/run.js";
+import { registerServe } from "./commands/serve.js";
 import { registerShow } from "./commands/show.js";
 import { registerStats } from "./commands/stats.js";
 
@@ -38,5 +40,7 @@ export function buildProgram(version: string): Command {
   registerRun(program);
   registerDemo(program);
   registerMcp(program);
+  registerServe(program);
+  registerKeys(program);
   return program;
 }

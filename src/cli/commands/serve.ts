@@ -1,0 +1,84 @@
+import type { Command } from "commander";
+import { startService } from "../../service/service.js";
+import { EXIT } from "../errors.js";
+import { action, out, parseIntFlag, resolveDb, type GlobalOptions } from "../context.js";
+
+interface ServeOptions {
+  port: string;
+  host: string;
+  allowPrivateTargets?: boolean;
+  webhookTimeout: string;
+  rateLimit: string;
+  concurrency: string;
+  stopTimeout: string;
+  logLevel: string;
+}
+
+/** `duetime serve`: the HTTP API, webhook delivery and /mcp, firing jobs while it runs. */
+export function registerServe(program: Command): void {
+  program
+    .command("serve")
+    .description("run the HTTP API (and /mcp), delivering webhooks, until SIGINT or SIGTERM")
+    .option("--port <port>", "TCP port (0 picks a free one)", "8080")
+    .option("--host <host>", "interface to listen on", "127.0.0.1")
+    .option(
+      "--allow-private-targets",
+      "accept webhook targets on private, loopback and link-local addresses",
+    )
+    .option("--webhook-timeout <ms>", "timeout of one webhook attempt", "10000")
+    .option("--rate-limit <n>", "requests per second per API key (0: no limit)", "100")
+    .option("--concurrency <n>", "webhook deliveries running at once", "100")
+    .option("--stop-timeout <ms>", "how long a stop waits for running deliveries", "15000")
+    .option("--log-level <level>", "pino log level (logs go to stderr)", "info")
+    .addHelpText(
+      "after",
+      `
+Create an API key first (it is shown once):
+  duetime keys create --tenant acme
+Then:
+  duetime serve --db jobs.db --port 8080
+  curl -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \\
+    -d '{"dueAt":"in 10 minutes","target":"https://example.com/hook","payload":{"n":1}}' \\
+    http://127.0.0.1:8080/v1/jobs
+
+The API is described at /openapi.json; webhooks are signed (see docs/webhooks.md).
+On SIGINT or SIGTERM the server stops accepting, stops claiming, hands unstarted jobs
+back, waits for running deliveries (--stop-timeout), closes the database and exits 0.`,
+    )
+    .action(
+      action(async (o: ServeOptions, cmd: Command) => {
+        const port = parseIntFlag(o.port, "--port", 0, 65_535)!;
+        const rate = parseIntFlag(o.rateLimit, "--rate-limit", 0, 1_000_000)!;
+        const service = await startService({
+          db: resolveDb(cmd.optsWithGlobals<GlobalOptions>()),
+          port,
+          host: o.host,
+          allowPrivateTargets: o.allowPrivateTargets === true,
+          webhookTimeoutMs: parseIntFlag(o.webhookTimeout, "--webhook-timeout", 1, 600_000)!,
+          rateLimit: { perSecond: rate },
+          stopTimeoutMs: parseIntFlag(o.stopTimeout, "--stop-timeout", 0, 3_600_000)!,
+          scheduler: { concurrency: parseIntFlag(o.concurrency, "--concurrency", 1, 100_000)! },
+          logLevel: o.logLevel,
+          version: cmd.parent?.version() ?? "0.0.0",
+        });
+        out(`listening on ${service.url}`);
+        await untilSignal();
+        // A second signal during the drain means "now": claimed jobs come back by lease.
+        const force = (): void => process.exit(EXIT.failure);
+        process.once("SIGINT", force).once("SIGTERM", force);
+        await service.close();
+        out("stopped");
+        return EXIT.ok;
+      }),
+    );
+}
+
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals): void => {
+      process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
+      resolve(signal);
+    };
+    process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
+  });
+}

@@ -1,0 +1,147 @@
+import client from "prom-client";
+import type { Scheduler } from "../api/scheduler.js";
+import type { Store } from "../store/store.js";
+import { JOB_STATUSES } from "../core/job.js";
+import type { DeliveryAttempt } from "./webhook/deliver.js";
+
+/**
+ * Prometheus metrics of one server (prom-client, a registry of its own so two servers in
+ * one process, as in tests, never collide). Outcomes and lateness come from the scheduler's
+ * events, claim batch sizes from the store (see observeClaims), counts by state and the
+ * backlog are read from the store's counters at scrape time (no row counting).
+ */
+export class ServiceMetrics {
+  readonly registry = new client.Registry();
+  private readonly outcomes: client.Counter<"outcome">;
+  private readonly lateness: client.Histogram;
+  private readonly claimBatch: client.Histogram;
+  private readonly deliveries: client.Counter<"outcome">;
+  private readonly deliverySeconds: client.Histogram<"outcome">;
+  readonly httpRequests: client.Counter<"method" | "route" | "status">;
+  readonly httpSeconds: client.Histogram<"method" | "route">;
+
+  constructor() {
+    const registers = [this.registry];
+    client.collectDefaultMetrics({ register: this.registry, prefix: "duetime_process_" });
+    this.outcomes = new client.Counter({
+      name: "duetime_job_outcomes_total",
+      help: "Attempts settled by this process, by outcome (fired, failed = will retry, dead, expired)",
+      labelNames: ["outcome"],
+      registers,
+    });
+    for (const o of ["fired", "failed", "dead", "expired"]) this.outcomes.inc({ outcome: o }, 0);
+    this.lateness = new client.Histogram({
+      name: "duetime_fire_lateness_seconds",
+      help: "How late attempts started after their due time",
+      buckets: [
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
+      ],
+      registers,
+    });
+    this.claimBatch = new client.Histogram({
+      name: "duetime_claim_batch_size",
+      help: "Jobs per non-empty claim statement",
+      buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 5000],
+      registers,
+    });
+    this.deliveries = new client.Counter({
+      name: "duetime_webhook_deliveries_total",
+      help: "Webhook attempts by outcome (delivered, retry, permanent, refused)",
+      labelNames: ["outcome"],
+      registers,
+    });
+    this.deliverySeconds = new client.Histogram({
+      name: "duetime_webhook_duration_seconds",
+      help: "Webhook attempt duration, by outcome",
+      labelNames: ["outcome"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.httpRequests = new client.Counter({
+      name: "duetime_http_requests_total",
+      help: "HTTP requests answered, by route and status",
+      labelNames: ["method", "route", "status"],
+      registers,
+    });
+    this.httpSeconds = new client.Histogram({
+      name: "duetime_http_request_duration_seconds",
+      help: "HTTP request duration, by route",
+      labelNames: ["method", "route"],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    });
+  }
+
+  /** Counts the scheduler's outcomes and reads its backlog at scrape time. */
+  watch(scheduler: Scheduler): void {
+    const onOutcome =
+      (outcome: string) =>
+      ({ latenessMs }: { latenessMs: number }): void => {
+        this.outcomes.inc({ outcome });
+        if (outcome !== "expired") this.lateness.observe(Math.max(0, latenessMs) / 1000);
+      };
+    for (const o of ["fired", "failed", "dead", "expired"] as const) scheduler.on(o, onOutcome(o));
+    const registers = [this.registry];
+    new client.Gauge({
+      name: "duetime_jobs",
+      help: "Jobs in the store by state (all tenants), from the store's counters",
+      labelNames: ["status"],
+      registers,
+      async collect() {
+        const stats = await scheduler.stats({ buckets: 0 });
+        for (const st of JOB_STATUSES) this.set({ status: st }, stats.counts[st]);
+      },
+    });
+    new client.Gauge({
+      name: "duetime_backlog_overdue",
+      help: "Pending jobs in buckets that ended before now (the catch-up backlog)",
+      registers,
+      async collect() {
+        const stats = await scheduler.stats({ buckets: 0 });
+        const now = scheduler.options.clock.now();
+        let n = 0;
+        for (const b of stats.buckets) if (b.bucket + stats.bucketWidthMs <= now) n += b.pending;
+        this.set(n);
+      },
+    });
+    new client.Gauge({
+      name: "duetime_in_flight",
+      help: "Jobs claimed by this process and not yet settled",
+      registers,
+      async collect() {
+        this.set((await scheduler.stats({ buckets: 0 })).inFlight);
+      },
+    });
+  }
+
+  observeClaim(size: number): void {
+    if (size > 0) this.claimBatch.observe(size);
+  }
+
+  observeDelivery(a: DeliveryAttempt): void {
+    this.deliveries.inc({ outcome: a.outcome });
+    this.deliverySeconds.observe({ outcome: a.outcome }, a.durationMs / 1000);
+  }
+}
+
+/**
+ * The store as is, except that each claim's batch size is reported: the engine's claim loop
+ * is internal, and the store interface is where a claim is visible from outside.
+ */
+export function observeClaims(store: Store, onClaim: (size: number) => void): Store {
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === "jobsClaimDue") {
+        return async (params: Parameters<Store["jobsClaimDue"]>[0]) => {
+          const jobs = await target.jobsClaimDue(params);
+          onClaim(jobs.length);
+          return jobs;
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === "function"
+        ? (value as (...a: unknown[]) => unknown).bind(target)
+        : value;
+    },
+  });
+}

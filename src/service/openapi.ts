@@ -1,0 +1,536 @@
+import { JOB_STATUSES } from "../core/job.js";
+import { MAX_BATCH } from "./routes/jobs.js";
+
+/**
+ * The OpenAPI 3.1 description served at /openapi.json. test/service/openapi.test.ts checks
+ * it with an OpenAPI validator and checks that its paths are exactly the server's routes.
+ */
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: object) => ({ "application/json": { schema } });
+const errorResponse = (description: string) => ({
+  description,
+  content: json(ref("ErrorBody")),
+});
+const jobIdParam = {
+  name: "id",
+  in: "path",
+  required: true,
+  description: "Job id (26-character ULID). Another tenant's job answers 404 like a missing one.",
+  schema: { type: "string" },
+};
+const authErrors = {
+  "401": errorResponse("Missing, malformed or revoked API key"),
+  "429": {
+    description: "Rate limit of the key exceeded; retry after `Retry-After` seconds",
+    headers: { "Retry-After": { schema: { type: "integer" } } },
+    content: json(ref("ErrorBody")),
+  },
+};
+const etagHeader = {
+  ETag: {
+    description: 'The job\'s version, quoted ("3"): send it as If-Match',
+    schema: { type: "string" },
+  },
+};
+
+export function openApiDocument(version: string): Record<string, unknown> {
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "duetime",
+      version,
+      description:
+        "Schedule one-shot jobs that POST a signed webhook at their due time. Every /v1 route " +
+        "needs `Authorization: Bearer <key>` (duetime keys create --tenant T); a key sees only " +
+        "its tenant's jobs. Errors have one shape: `{error: {code, field, expected, received, message}}`.",
+    },
+    servers: [{ url: "/" }],
+    security: [{ bearer: [] }],
+    paths: {
+      "/v1/jobs": {
+        post: {
+          operationId: "createJob",
+          summary: "Schedule one job",
+          requestBody: { required: true, content: json(ref("JobInput")) },
+          responses: {
+            "201": {
+              description: "Created",
+              headers: etagHeader,
+              content: json(ref("JobCreated")),
+            },
+            "200": {
+              description: "The idempotency key matched a live job, which is returned; nothing new",
+              headers: etagHeader,
+              content: json(ref("JobCreated")),
+            },
+            "400": errorResponse("Invalid job (the field, what was expected, what was received)"),
+            "413": errorResponse("Body too large"),
+            "415": errorResponse("Body is not application/json"),
+            ...authErrors,
+          },
+        },
+        get: {
+          operationId: "listJobs",
+          summary: "List jobs in due order (stable: due time, then id), one page at a time",
+          parameters: [
+            {
+              name: "status",
+              in: "query",
+              description: "One or more states, repeated or comma-separated",
+              schema: { type: "string" },
+            },
+            {
+              name: "dueFrom",
+              in: "query",
+              description: "Due at or after (ISO time with offset, epoch ms, or natural language)",
+              schema: { type: "string" },
+            },
+            {
+              name: "dueTo",
+              in: "query",
+              description: "Due before (exclusive)",
+              schema: { type: "string" },
+            },
+            {
+              name: "timeZone",
+              in: "query",
+              description: "IANA zone for natural-language bounds",
+              schema: { type: "string" },
+            },
+            {
+              name: "cursor",
+              in: "query",
+              description: "`nextCursor` of the previous page",
+              schema: { type: "string" },
+            },
+            {
+              name: "limit",
+              in: "query",
+              schema: { type: "integer", minimum: 1, maximum: 1000, default: 50 },
+            },
+          ],
+          responses: {
+            "200": { description: "A page", content: json(ref("JobPage")) },
+            "400": errorResponse("Invalid query parameter"),
+            ...authErrors,
+          },
+        },
+      },
+      "/v1/jobs/batch": {
+        post: {
+          operationId: "createJobs",
+          summary: `Schedule up to ${MAX_BATCH} jobs, all or nothing`,
+          requestBody: {
+            required: true,
+            content: json({
+              type: "object",
+              required: ["jobs"],
+              additionalProperties: false,
+              properties: {
+                jobs: { type: "array", minItems: 1, maxItems: MAX_BATCH, items: ref("JobInput") },
+              },
+            }),
+          },
+          responses: {
+            "201": {
+              description: "Stored (at least one new job)",
+              content: json(ref("BatchCreated")),
+            },
+            "200": {
+              description: "Every item matched a live job by idempotency key",
+              content: json(ref("BatchCreated")),
+            },
+            "400": {
+              description:
+                "Some items are invalid; nothing was stored. `errors` lists every bad item",
+              content: json(ref("BatchErrorBody")),
+            },
+            "413": errorResponse("Body too large"),
+            "415": errorResponse("Body is not application/json"),
+            ...authErrors,
+          },
+        },
+      },
+      "/v1/jobs/{id}": {
+        get: {
+          operationId: "getJob",
+          summary: "One job",
+          parameters: [jobIdParam],
+          responses: {
+            "200": {
+              description: "The job",
+              headers: etagHeader,
+              content: json(ref("JobEnvelope")),
+            },
+            "404": errorResponse("No such job (or another tenant's)"),
+            ...authErrors,
+          },
+        },
+      },
+      "/v1/jobs/{id}/reschedule": {
+        post: {
+          operationId: "rescheduleJob",
+          summary: "Move a pending job to a new due time (snooze)",
+          parameters: [
+            jobIdParam,
+            {
+              name: "If-Match",
+              in: "header",
+              description:
+                "The ETag read with the job: applies only if the job is still at that version",
+              schema: { type: "string" },
+            },
+          ],
+          requestBody: { required: true, content: json(ref("RescheduleInput")) },
+          responses: {
+            "200": {
+              description: "Rescheduled",
+              headers: etagHeader,
+              content: json(ref("JobOutcome")),
+            },
+            "400": errorResponse("Invalid due time or If-Match"),
+            "404": errorResponse("No such job (or another tenant's)"),
+            "409": {
+              description: "Too late: the job is firing or finished",
+              content: json(ref("OutcomeErrorBody")),
+            },
+            "412": {
+              description: "The job changed since the If-Match version",
+              content: json(ref("OutcomeErrorBody")),
+            },
+            ...authErrors,
+          },
+        },
+      },
+      "/v1/jobs/{id}/cancel": {
+        post: {
+          operationId: "cancelJob",
+          summary: "Cancel a pending job, with a definite answer",
+          parameters: [jobIdParam],
+          responses: {
+            "200": { description: "Cancelled: it will not fire", content: json(ref("JobOutcome")) },
+            "404": errorResponse("No such job (or another tenant's)"),
+            "409": {
+              description: "Too late: the job is firing (claimed) or finished",
+              content: json(ref("OutcomeErrorBody")),
+            },
+            ...authErrors,
+          },
+        },
+      },
+      "/v1/stats": {
+        get: {
+          operationId: "getStats",
+          summary:
+            "The tenant's counts by state, pending per bucket, lateness and fired per minute",
+          parameters: [
+            {
+              name: "buckets",
+              in: "query",
+              description: "Buckets ahead of now",
+              schema: { type: "integer", minimum: 1, maximum: 10000, default: 48 },
+            },
+          ],
+          responses: {
+            "200": { description: "Stats", content: json(ref("Stats")) },
+            "400": errorResponse("Invalid parameter"),
+            ...authErrors,
+          },
+        },
+      },
+      "/mcp": {
+        post: {
+          operationId: "mcp",
+          summary: "MCP (Model Context Protocol) over streamable HTTP, scoped to the key's tenant",
+          requestBody: {
+            required: true,
+            content: json({ type: "object", description: "A JSON-RPC message" }),
+          },
+          responses: {
+            "200": { description: "JSON-RPC answer", content: json({ type: "object" }) },
+            ...authErrors,
+          },
+        },
+        get: {
+          operationId: "mcpStream",
+          summary: "Not offered (stateless endpoint): 405",
+          responses: { "405": { description: "Only POST carries MCP messages" }, ...authErrors },
+        },
+        delete: {
+          operationId: "mcpEndSession",
+          summary: "Not offered (stateless endpoint): 405",
+          responses: { "405": { description: "No sessions to end" }, ...authErrors },
+        },
+      },
+      "/healthz": {
+        get: {
+          operationId: "health",
+          summary: "The process answers",
+          security: [],
+          responses: { "200": { description: "ok", content: json({ type: "object" }) } },
+        },
+      },
+      "/readyz": {
+        get: {
+          operationId: "ready",
+          summary: "The store answers and the server is not stopping",
+          security: [],
+          responses: {
+            "200": { description: "ready", content: json({ type: "object" }) },
+            "503": { description: "not ready", content: json({ type: "object" }) },
+          },
+        },
+      },
+      "/metrics": {
+        get: {
+          operationId: "metrics",
+          summary: "Prometheus metrics",
+          security: [],
+          responses: {
+            "200": {
+              description: "Prometheus text format",
+              content: { "text/plain": { schema: { type: "string" } } },
+            },
+          },
+        },
+      },
+      "/openapi.json": {
+        get: {
+          operationId: "openapi",
+          summary: "This document",
+          security: [],
+          responses: { "200": { description: "OpenAPI 3.1", content: json({ type: "object" }) } },
+        },
+      },
+    },
+    webhooks: {
+      jobFired: {
+        post: {
+          summary: "What the job's target receives when it fires (see docs/webhooks.md)",
+          parameters: [
+            { name: "Duetime-Job-Id", in: "header", required: true, schema: { type: "string" } },
+            { name: "Duetime-Attempt", in: "header", required: true, schema: { type: "integer" } },
+            {
+              name: "Duetime-Timestamp",
+              in: "header",
+              required: true,
+              description: "Unix seconds",
+              schema: { type: "integer" },
+            },
+            {
+              name: "Duetime-Signature",
+              in: "header",
+              required: true,
+              description: "v1=hex(HMAC-SHA256(tenant signing secret, timestamp + '.' + raw body))",
+              schema: { type: "string" },
+            },
+          ],
+          requestBody: { required: true, content: json(ref("WebhookBody")) },
+          responses: {
+            "200": { description: "Any 2xx: delivered" },
+            "429": {
+              description: "5xx, 408 and 429 (and timeouts) are retried; Retry-After is honoured",
+            },
+            "400": { description: "Any other status: the job is dead at once" },
+          },
+        },
+      },
+    },
+    components: {
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer", description: "An API key (dtk_...)" },
+      },
+      schemas: {
+        JobInput: {
+          type: "object",
+          additionalProperties: false,
+          required: ["target"],
+          properties: {
+            dueAt: {
+              description:
+                'When: ISO 8601 with offset, epoch ms, "in 10 minutes", or "tomorrow 9am" (read in timeZone). Exactly one of dueAt and delayMs.',
+              oneOf: [{ type: "string" }, { type: "integer" }],
+            },
+            delayMs: { type: "integer", minimum: 0, description: "Fire this many ms from now" },
+            timeZone: {
+              type: "string",
+              description: "IANA zone for natural-language dueAt (default UTC)",
+            },
+            target: { type: "string", format: "uri", description: "Webhook URL (http or https)" },
+            headers: {
+              type: "object",
+              additionalProperties: { type: "string" },
+              description: "Extra headers sent with the webhook",
+            },
+            payload: { description: "Any JSON, sent as `payload` (default null; size limited)" },
+            key: {
+              type: "string",
+              description: "Idempotency key: a live job with it is returned instead (200)",
+            },
+            maxAttempts: { type: "integer", minimum: 1, maximum: 1000 },
+            expireAfterMs: {
+              type: "integer",
+              minimum: 0,
+              description: "Misfire tolerance: expire instead of firing when this late",
+            },
+          },
+        },
+        RescheduleInput: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            dueAt: { oneOf: [{ type: "string" }, { type: "integer" }] },
+            delayMs: { type: "integer", minimum: 0 },
+            timeZone: { type: "string" },
+          },
+        },
+        Job: {
+          type: "object",
+          required: ["id", "status", "dueAt", "target", "version"],
+          properties: {
+            id: { type: "string" },
+            key: { type: ["string", "null"] },
+            status: { type: "string", enum: [...JOB_STATUSES] },
+            dueAt: { type: "string", format: "date-time" },
+            target: { type: "string" },
+            headers: { type: ["object", "null"], additionalProperties: { type: "string" } },
+            payload: {},
+            attempts: { type: "integer" },
+            maxAttempts: { type: "integer" },
+            expireAfterMs: { type: ["integer", "null"] },
+            version: { type: "integer" },
+            lastError: {
+              type: ["string", "null"],
+              description: "Last failure, with the HTTP status when there was one",
+            },
+            lastResult: { description: "Result of the successful attempt: {status, durationMs}" },
+            createdAt: { type: "string", format: "date-time" },
+            updatedAt: { type: "string", format: "date-time" },
+            firedAt: { type: ["string", "null"], format: "date-time" },
+            finishedAt: { type: ["string", "null"], format: "date-time" },
+          },
+        },
+        JobEnvelope: { type: "object", required: ["job"], properties: { job: ref("Job") } },
+        JobCreated: {
+          type: "object",
+          required: ["created", "job"],
+          properties: { created: { type: "boolean" }, job: ref("Job") },
+        },
+        JobOutcome: {
+          type: "object",
+          required: ["outcome", "job"],
+          properties: {
+            outcome: { type: "string", enum: ["cancelled", "rescheduled"] },
+            job: ref("Job"),
+          },
+        },
+        BatchCreated: {
+          type: "object",
+          required: ["jobs"],
+          properties: { jobs: { type: "array", items: ref("JobCreated") } },
+        },
+        JobPage: {
+          type: "object",
+          required: ["jobs", "nextCursor"],
+          properties: {
+            jobs: { type: "array", items: ref("Job") },
+            nextCursor: { type: ["string", "null"] },
+          },
+        },
+        Error: {
+          type: "object",
+          required: ["code", "field", "expected", "received", "message"],
+          properties: {
+            code: { type: "string" },
+            field: { type: "string" },
+            expected: { type: "string" },
+            received: { type: "string" },
+            message: { type: "string" },
+          },
+        },
+        ErrorBody: { type: "object", required: ["error"], properties: { error: ref("Error") } },
+        OutcomeErrorBody: {
+          type: "object",
+          required: ["error", "job"],
+          properties: { error: ref("Error"), outcome: { type: "string" }, job: ref("Job") },
+        },
+        BatchErrorBody: {
+          type: "object",
+          required: ["error", "errors"],
+          properties: {
+            error: ref("Error"),
+            errors: {
+              type: "array",
+              items: {
+                type: "object",
+                properties: {
+                  index: { type: "integer" },
+                  field: { type: "string" },
+                  expected: { type: "string" },
+                  received: { type: "string" },
+                  message: { type: "string" },
+                },
+              },
+            },
+          },
+        },
+        Stats: {
+          type: "object",
+          properties: {
+            counts: { type: "object", additionalProperties: { type: "integer" } },
+            bucketWidthMs: { type: "integer" },
+            buckets: {
+              type: "array",
+              items: {
+                type: "object",
+                properties: {
+                  bucket: { type: "string", format: "date-time" },
+                  pending: { type: "integer" },
+                  overdue: { type: "boolean" },
+                },
+              },
+            },
+            pendingBeyondBuckets: { type: "integer" },
+            lateness: {
+              type: "object",
+              description: "Lateness (ms) of what this server fired in the last hour",
+              properties: {
+                windowMinutes: { type: "integer" },
+                count: { type: "integer" },
+                p50: { type: "number" },
+                p99: { type: "number" },
+                max: { type: "number" },
+              },
+            },
+            perMinute: {
+              type: "array",
+              items: {
+                type: "object",
+                properties: {
+                  minute: { type: "string", format: "date-time" },
+                  fired: { type: "integer" },
+                  failed: { type: "integer" },
+                  dead: { type: "integer" },
+                  expired: { type: "integer" },
+                },
+              },
+            },
+          },
+        },
+        WebhookBody: {
+          type: "object",
+          required: ["id", "key", "tenant", "dueAt", "attempt", "payload"],
+          properties: {
+            id: { type: "string" },
+            key: { type: ["string", "null"] },
+            tenant: { type: "string" },
+            dueAt: { type: "string", format: "date-time" },
+            attempt: { type: "integer" },
+            payload: {},
+          },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * Per-key rate limit: a token bucket per API key, `burst` tokens deep, refilled at
+ * `perSecond`. In memory, per process: with several servers behind a balancer each enforces
+ * its own share. Idle buckets (full again) are dropped so the map stays as small as the set
+ * of recently active keys.
+ */
+export interface RateLimitOptions {
+  /** Sustained requests per second per key. Default 100. 0 disables the limit. */
+  readonly perSecond?: number;
+  /** Requests a key may make at once after being idle. Default 2 x perSecond. */
+  readonly burst?: number;
+}
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+export class RateLimiter {
+  private readonly buckets = new Map<string, Bucket>();
+  readonly perSecond: number;
+  readonly burst: number;
+
+  constructor(
+    options: RateLimitOptions = {},
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.perSecond = options.perSecond ?? 100;
+    this.burst = options.burst ?? Math.max(1, this.perSecond * 2);
+  }
+
+  /** Takes one token for `key`: 0 when allowed, else the ms to wait before a token is there. */
+  take(key: string): number {
+    if (this.perSecond <= 0) return 0;
+    const now = this.now();
+    let b = this.buckets.get(key);
+    if (!b) {
+      if (this.buckets.size >= 10_000) this.dropIdle(now);
+      b = { tokens: this.burst, at: now };
+      this.buckets.set(key, b);
+    }
+    b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) * this.perSecond) / 1000);
+    b.at = now;
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return 0;
+    }
+    return Math.ceil(((1 - b.tokens) * 1000) / this.perSecond);
+  }
+
+  private dropIdle(now: number): void {
+    const fullAfterMs = (this.burst * 1000) / this.perSecond;
+    for (const [k, b] of this.buckets) if (now - b.at >= fullAfterMs) this.buckets.delete(k);
+  }
+}

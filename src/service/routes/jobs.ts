@@ -1,0 +1,242 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Scheduler } from "../../api/scheduler.js";
+import { InvalidJobError } from "../../core/errors.js";
+import type { Job } from "../../core/job.js";
+import { validateScheduleInput, type ScheduleInput } from "../../core/schedule-input.js";
+import { parseDueTime } from "../../core/time-input.js";
+import {
+  optionalInteger,
+  optionalString,
+  rejectUnknownFields,
+  requireObject,
+} from "../../core/validate.js";
+import { ApiError, invalid, jobNotFound } from "../http-errors.js";
+import { jobView, toScheduleInput } from "../job-input.js";
+import { listQueryFrom } from "./list-params.js";
+
+/** Most jobs in one batch request. */
+export const MAX_BATCH = 1000;
+
+export interface JobRoutesOptions {
+  readonly scheduler: Scheduler;
+  readonly allowPrivateTargets: boolean;
+  /** Body limit of single-job requests, in bytes. */
+  readonly bodyLimit: number;
+  /** Body limit of batch requests, in bytes. */
+  readonly batchBodyLimit: number;
+}
+
+/** One item's error in a rejected batch. */
+interface ItemError {
+  index: number;
+  field: string;
+  expected: string;
+  received: string;
+  message: string;
+}
+
+/**
+ * /v1/jobs: create one or many, get, list, reschedule, cancel. Every handler scopes to the
+ * request's tenant; another tenant's job answers exactly as a missing one (jobNotFound).
+ */
+export function jobRoutes(app: FastifyInstance, o: JobRoutesOptions): void {
+  const s = o.scheduler;
+  const ctxOf = (request: FastifyRequest, prefix = "") => ({
+    tenant: request.tenant,
+    allowPrivateTargets: o.allowPrivateTargets,
+    prefix,
+  });
+
+  app.post("/v1/jobs", { bodyLimit: o.bodyLimit }, async (request, reply) => {
+    const input = toScheduleInput(request.body, ctxOf(request));
+    const { job, created } = await s.schedule(input);
+    return sendJob(reply.code(created ? 201 : 200), job, { created });
+  });
+
+  app.post("/v1/jobs/batch", { bodyLimit: o.batchBodyLimit }, async (request, reply) => {
+    const body = requireObject(request.body, "body");
+    rejectUnknownFields(body, ["jobs"], "");
+    const items = body.jobs;
+    if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH) {
+      throw new InvalidJobError("jobs", `an array of 1 to ${MAX_BATCH} jobs`, items);
+    }
+    // Every item is checked before anything is stored, so the answer lists all bad items.
+    const inputs: ScheduleInput[] = [];
+    const errors: ItemError[] = [];
+    const check = validationContext(s);
+    items.forEach((raw, index) => {
+      try {
+        const input = toScheduleInput(raw, ctxOf(request, `jobs[${index}].`));
+        validateScheduleInput(input, { ...check, fieldPrefix: `jobs[${index}].` });
+        inputs.push(input);
+      } catch (err) {
+        if (!(err instanceof InvalidJobError)) throw err;
+        const e = invalid(err).body().error;
+        errors.push({
+          index,
+          field: e.field,
+          expected: e.expected,
+          received: e.received,
+          message: e.message,
+        });
+      }
+    });
+    if (errors.length > 0) {
+      const first = errors[0]!;
+      throw new ApiError(
+        400,
+        "invalid",
+        first.field,
+        first.expected,
+        first.received,
+        `${errors.length} of ${items.length} jobs are invalid; nothing was stored. First: ${first.message}`,
+        { errors },
+      );
+    }
+    const results = await s.scheduleMany(inputs);
+    const anyCreated = results.some((r) => r.created);
+    return reply.code(anyCreated ? 201 : 200).send({
+      jobs: results.map((r) => ({ created: r.created, job: jobView(r.job) })),
+    });
+  });
+
+  app.get<{ Params: { id: string } }>("/v1/jobs/:id", async (request, reply) => {
+    const job = await s.get(request.params.id, { tenant: request.tenant });
+    if (!job) throw jobNotFound(request.params.id);
+    return sendJob(reply, job);
+  });
+
+  app.get("/v1/jobs", async (request) => {
+    const page = await s.list({ ...listQueryFrom(request.query), tenant: request.tenant });
+    return { jobs: page.jobs.map(jobView), nextCursor: page.nextCursor };
+  });
+
+  app.post<{ Params: { id: string } }>(
+    "/v1/jobs/:id/reschedule",
+    { bodyLimit: o.bodyLimit },
+    async (request, reply) => {
+      const { id } = request.params;
+      const expectedVersion = parseIfMatch(request.headers["if-match"]);
+      const dueAt = rescheduleDueAt(request.body, s);
+      const r = await s.reschedule(id, dueAt, {
+        tenant: request.tenant,
+        ...(expectedVersion === undefined ? {} : { expectedVersion }),
+      });
+      switch (r.outcome) {
+        case "rescheduled":
+          return sendJob(reply, r.job, { outcome: r.outcome });
+        case "too-late":
+          throw tooLate(r.job, "rescheduled");
+        case "version-conflict":
+          throw new ApiError(
+            412,
+            "version-conflict",
+            "if-match",
+            `the job's current version (${r.job.version})`,
+            String(expectedVersion),
+            `job ${id} changed: it is at version ${r.job.version}`,
+            { job: jobView(r.job) },
+            { etag: etag(r.job) },
+          );
+        case "key-conflict":
+        case "not-found":
+          throw jobNotFound(id);
+      }
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    "/v1/jobs/:id/cancel",
+    { bodyLimit: o.bodyLimit },
+    async (request, reply) => {
+      const { id } = request.params;
+      if (request.body !== undefined && request.body !== null) {
+        rejectUnknownFields(requireObject(request.body, "body"), [], "");
+      }
+      const r = await s.cancel(id, { tenant: request.tenant });
+      if (r.outcome === "not-found") throw jobNotFound(id);
+      if (r.outcome === "too-late") throw tooLate(r.job, "cancelled");
+      return sendJob(reply, r.job, { outcome: r.outcome });
+    },
+  );
+}
+
+function sendJob(reply: FastifyReply, job: Job, extra: Record<string, unknown> = {}): FastifyReply {
+  return reply
+    .header("etag", etag(job))
+    .header("location", `/v1/jobs/${job.id}`)
+    .send({ ...extra, job: jobView(job) });
+}
+
+export function etag(job: Job): string {
+  return `"${job.version}"`;
+}
+
+function tooLate(job: Job, verb: string): ApiError {
+  return new ApiError(
+    409,
+    "too-late",
+    "status",
+    "a pending job",
+    job.status,
+    job.status === "claimed"
+      ? `too late: job ${job.id} is firing now and cannot be ${verb}`
+      : `too late: job ${job.id} is already ${job.status}`,
+    { outcome: "too-late", job: jobView(job) },
+  );
+}
+
+/** If-Match: `"3"`, `W/"3"` or `3` is version 3; `*` or absent means any version. */
+function parseIfMatch(header: string | undefined): number | undefined {
+  if (header === undefined || header.trim() === "*") return undefined;
+  const m = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(header);
+  if (!m) throw new InvalidJobError("if-match", 'the job\'s ETag (e.g. "3")', header);
+  return Number(m[1]);
+}
+
+/** The new due time of a reschedule body: `dueAt` (+ `timeZone`) or `delayMs`. */
+function rescheduleDueAt(raw: unknown, s: Scheduler): number {
+  const body = requireObject(raw, "body");
+  rejectUnknownFields(body, ["dueAt", "delayMs", "timeZone"], "");
+  const now = s.options.clock.now();
+  let dueAt: number;
+  if (body.dueAt !== undefined && body.delayMs !== undefined) {
+    throw new InvalidJobError("delayMs", "to be absent when dueAt is given", body.delayMs);
+  }
+  if (body.delayMs !== undefined) {
+    dueAt = now + optionalInteger(body.delayMs, "delayMs", 0, 100 * 365 * 86_400_000)!;
+  } else if (body.dueAt !== undefined) {
+    const timeZone = optionalString(body.timeZone, "timeZone", { max: 64 });
+    dueAt = parseDueTime(body.dueAt, {
+      now,
+      field: "dueAt",
+      ...(timeZone === undefined ? {} : { timeZone }),
+    });
+  } else {
+    throw new InvalidJobError("dueAt", "a due time (or delayMs)", undefined);
+  }
+  const maxPast = s.options.maxPastMs;
+  if (maxPast !== null && dueAt < now - maxPast) {
+    throw new InvalidJobError(
+      "dueAt",
+      `a time no more than ${maxPast} ms in the past`,
+      new Date(dueAt).toISOString(),
+    );
+  }
+  return dueAt;
+}
+
+/** The context validateScheduleInput needs, to check batch items before storing any. */
+function validationContext(s: Scheduler) {
+  const o = s.options;
+  return {
+    now: o.clock.now(),
+    newId: () => "00000000000000000000000000",
+    bucketWidthMs: o.store.bucketWidthMs,
+    shardCount: o.store.shardCount,
+    defaultTenant: o.defaultTenant,
+    defaultMaxAttempts: o.maxAttempts,
+    maxPayloadBytes: o.maxPayloadBytes,
+    maxPastMs: o.maxPastMs,
+  };
+}

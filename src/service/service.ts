@@ -1,0 +1,158 @@
+import type { AddressInfo } from "node:net";
+import type { FastifyInstance } from "fastify";
+import pino from "pino";
+import { Scheduler } from "../api/scheduler.js";
+import type { Clock } from "../core/clock.js";
+import type { SchedulerOptions } from "../engine/options.js";
+import { openStore } from "../stores/open-store.js";
+import { mcpWebhookCheck } from "./job-input.js";
+import { newSigningSecret, openKeyStore, type KeyStore } from "./keys.js";
+import { ServiceMetrics, observeClaims } from "./metrics.js";
+import type { RateLimitOptions } from "./rate-limit.js";
+import { loadMcpHandler } from "./routes/mcp.js";
+import { buildServer } from "./server.js";
+import { createWebhookDelivery } from "./webhook/deliver.js";
+
+/** Options of `startService` (what `duetime serve` passes). */
+export interface ServiceOptions {
+  /** SQLite file path or postgres:// URL. Required. */
+  readonly db: string;
+  /** TCP port; 0 picks a free one. Default 8080. */
+  readonly port?: number;
+  /** Interface to listen on. Default 127.0.0.1. */
+  readonly host?: string;
+  /** Accept and deliver to private, loopback and link-local webhook targets. Default false. */
+  readonly allowPrivateTargets?: boolean;
+  /** Per-attempt webhook timeout in ms. Default 10000. */
+  readonly webhookTimeoutMs?: number;
+  /** Per-key rate limit. Default 100 requests/s, burst 200. */
+  readonly rateLimit?: RateLimitOptions;
+  /** Largest single-job request body, bytes. Default 262144. */
+  readonly bodyLimit?: number;
+  /** Largest batch request body, bytes. Default 16777216. */
+  readonly batchBodyLimit?: number;
+  /** How long a stop waits for running deliveries, ms. Default 15000. */
+  readonly stopTimeoutMs?: number;
+  /** Scheduler options (concurrency, backoff...). `maxPastMs` defaults to 60000 here. */
+  readonly scheduler?: Omit<SchedulerOptions, "store" | "clock" | "logger">;
+  /** Clock of the scheduler (tests pass a ManualClock). Default the system clock. */
+  readonly clock?: Clock;
+  /** pino log level. Default "info" (DUETIME_LOG_LEVEL overrides). "silent" for none. */
+  readonly logLevel?: string;
+  /** Where logs go. Default stderr. */
+  readonly logDestination?: NodeJS.WritableStream;
+  /** Version reported by /openapi.json. */
+  readonly version?: string;
+  /** Mount /mcp when the MCP module is present. Default true. */
+  readonly mcp?: boolean;
+}
+
+export interface RunningService {
+  /** Base URL, e.g. http://127.0.0.1:8080. */
+  readonly url: string;
+  readonly app: FastifyInstance;
+  readonly scheduler: Scheduler;
+  readonly keys: KeyStore;
+  readonly metrics: ServiceMetrics;
+  /**
+   * Graceful stop: /readyz turns 503, the HTTP server stops accepting and finishes its
+   * requests, the scheduler stops claiming, hands back unstarted claims and waits for
+   * running deliveries (up to stopTimeoutMs), then everything closes.
+   */
+  close(): Promise<void>;
+}
+
+/** Opens the database, starts firing, and listens. */
+export async function startService(o: ServiceOptions): Promise<RunningService> {
+  const logger = pino(
+    { name: "duetime", level: process.env.DUETIME_LOG_LEVEL ?? o.logLevel ?? "info" },
+    o.logDestination ?? pino.destination(2),
+  );
+  const metrics = new ServiceMetrics();
+  const store = observeClaims(await openStore(o.db), (n) => metrics.observeClaim(n));
+  let keys: KeyStore;
+  try {
+    keys = await openKeyStore(o.db);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  const scheduler = new Scheduler({
+    maxPastMs: 60_000,
+    ...o.scheduler,
+    store,
+    logger,
+    ...(o.clock ? { clock: o.clock } : {}),
+  });
+  const webhook = createWebhookDelivery({
+    secretFor: (tenant) =>
+      keys.tenantSecretEnsure({ tenant, secret: newSigningSecret(), now: Date.now() }),
+    allowPrivateTargets: o.allowPrivateTargets ?? false,
+    ...(o.webhookTimeoutMs === undefined ? {} : { timeoutMs: o.webhookTimeoutMs }),
+    onAttempt: (a) => metrics.observeDelivery(a),
+  });
+  scheduler.handleOther(webhook.handler);
+  metrics.watch(scheduler);
+  const mcpHandler =
+    o.mcp === false
+      ? null
+      : await loadMcpHandler(
+          {
+            scheduler,
+            checkWebhook: mcpWebhookCheck(o.allowPrivateTargets ?? false),
+            ...(scheduler.options.maxPastMs === null
+              ? {}
+              : { maxPastMs: scheduler.options.maxPastMs }),
+            ...(o.version === undefined ? {} : { version: o.version }),
+          },
+          logger,
+        );
+
+  let stopping = false;
+  const app = await buildServer({
+    scheduler,
+    keys,
+    metrics,
+    logger: logger.child({ component: "http" }),
+    mcpHandler,
+    isStopping: () => stopping,
+    ...(o.allowPrivateTargets === undefined ? {} : { allowPrivateTargets: o.allowPrivateTargets }),
+    ...(o.rateLimit === undefined ? {} : { rateLimit: o.rateLimit }),
+    ...(o.bodyLimit === undefined ? {} : { bodyLimit: o.bodyLimit }),
+    ...(o.batchBodyLimit === undefined ? {} : { batchBodyLimit: o.batchBodyLimit }),
+    ...(o.version === undefined ? {} : { version: o.version }),
+  });
+  try {
+    await app.listen({ port: o.port ?? 8080, host: o.host ?? "127.0.0.1" });
+  } catch (err) {
+    await Promise.allSettled([app.close(), webhook.close(), keys.close(), store.close()]);
+    throw err;
+  }
+  scheduler.start();
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  logger.info(
+    { url, db: redact(o.db), allowPrivateTargets: o.allowPrivateTargets ?? false },
+    "serving",
+  );
+
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      stopping = true;
+      await app.close();
+      await scheduler.close({ timeoutMs: o.stopTimeoutMs ?? 15_000 });
+      await Promise.allSettled([webhook.close(), keys.close()]);
+      logger.info({}, "stopped");
+      logger.flush?.();
+    })();
+    return closing;
+  };
+  return { url, app, scheduler, keys, metrics, close };
+}
+
+/** The database location without a password, for logs. */
+function redact(db: string): string {
+  return db.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@");
+}

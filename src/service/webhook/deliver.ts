@@ -1,0 +1,238 @@
+import { Agent, request, errors as undiciErrors } from "undici";
+import type { Job } from "../../core/job.js";
+import type { Handler, HandlerContext } from "../../engine/dispatcher.js";
+import { PermanentJobError, RetryLaterError } from "../../engine/handler-errors.js";
+import { guardedLookup, literalAddressRefusal, PrivateAddressError } from "./address-guard.js";
+import {
+  ATTEMPT_HEADER,
+  JOB_ID_HEADER,
+  SIGNATURE_HEADER,
+  TIMESTAMP_HEADER,
+  signatureHeader,
+} from "./signature.js";
+
+/** Options of webhook delivery. */
+export interface WebhookOptions {
+  /** Resolves the tenant's signing secret (created on first use). Required. */
+  readonly secretFor: (tenant: string) => Promise<string>;
+  /** Per-attempt timeout in ms (connect, headers and body). Default 10000. */
+  readonly timeoutMs?: number;
+  /** Allow targets on private, loopback and link-local addresses. Default false. */
+  readonly allowPrivateTargets?: boolean;
+  /** Longest Retry-After honoured, in ms (longer ones are capped). Default 86400000 (a day). */
+  readonly maxRetryAfterMs?: number;
+  /** Open connections per origin. Default 64. */
+  readonly connectionsPerOrigin?: number;
+  /** Told about every attempt (metrics). */
+  readonly onAttempt?: (a: DeliveryAttempt) => void;
+  /** Clock for the signature timestamp, epoch ms. Default Date.now. */
+  readonly now?: () => number;
+}
+
+/** What one delivery attempt did. */
+export interface DeliveryAttempt {
+  readonly outcome: "delivered" | "retry" | "permanent" | "refused";
+  /** HTTP status, or null when no response came (timeout, connection error, refused). */
+  readonly status: number | null;
+  readonly durationMs: number;
+}
+
+/** The JSON a webhook receives. */
+export interface WebhookBody {
+  readonly id: string;
+  readonly key: string | null;
+  readonly tenant: string;
+  /** ISO 8601, UTC. */
+  readonly dueAt: string;
+  readonly attempt: number;
+  readonly payload: unknown;
+}
+
+/** Headers the service sets itself; a job's own headers may not replace them. */
+export const RESERVED_HEADERS: readonly string[] = [
+  "content-type",
+  "content-length",
+  "host",
+  "connection",
+  "transfer-encoding",
+  "user-agent",
+  SIGNATURE_HEADER,
+  TIMESTAMP_HEADER,
+  JOB_ID_HEADER,
+  ATTEMPT_HEADER,
+];
+
+export interface WebhookDelivery {
+  /** The scheduler handler for URL targets (`scheduler.handleOther`). */
+  readonly handler: Handler;
+  /** Closes the connection pool. */
+  close(): Promise<void>;
+}
+
+/**
+ * Delivers fired jobs as signed HTTP POSTs. 2xx is success (the status is kept as the job's
+ * result); 5xx, 408, 429, timeouts and connection errors are retried by the engine with
+ * backoff and jitter (RetryLaterError when the target sent Retry-After); any other status is
+ * permanent (PermanentJobError: dead at once). Redirects are not followed.
+ */
+export function createWebhookDelivery(options: WebhookOptions): WebhookDelivery {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const allowPrivate = options.allowPrivateTargets ?? false;
+  const maxRetryAfterMs = options.maxRetryAfterMs ?? 86_400_000;
+  const now = options.now ?? Date.now;
+  const agent = new Agent({
+    connections: options.connectionsPerOrigin ?? 64,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connectTimeout: timeoutMs,
+    connect: allowPrivate ? {} : { lookup: guardedLookup },
+  });
+  const report = (a: DeliveryAttempt): void => options.onAttempt?.(a);
+
+  const handler: Handler = async (job: Job, ctx: HandlerContext) => {
+    const started = performance.now();
+    const elapsed = (): number => Math.round(performance.now() - started);
+    let url: URL;
+    try {
+      url = new URL(job.target);
+      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("scheme");
+    } catch {
+      report({ outcome: "permanent", status: null, durationMs: 0 });
+      throw new PermanentJobError(`target ${JSON.stringify(job.target)} is not an http(s) URL`);
+    }
+    if (!allowPrivate) {
+      const refusal = literalAddressRefusal(url);
+      if (refusal) {
+        report({ outcome: "refused", status: null, durationMs: 0 });
+        throw new PermanentJobError(refusal.message);
+      }
+    }
+    const body = JSON.stringify({
+      id: job.id,
+      key: job.key,
+      tenant: job.tenant,
+      dueAt: new Date(job.dueAt).toISOString(),
+      attempt: ctx.attempt,
+      payload: job.payload,
+    } satisfies WebhookBody);
+    const timestamp = Math.floor(now() / 1000);
+    const secret = await options.secretFor(job.tenant);
+    const headers: Record<string, string> = {
+      ...jobHeaders(job),
+      "content-type": "application/json",
+      "user-agent": "duetime-webhook/1",
+      [JOB_ID_HEADER]: job.id,
+      [ATTEMPT_HEADER]: String(ctx.attempt),
+      [TIMESTAMP_HEADER]: String(timestamp),
+      [SIGNATURE_HEADER]: signatureHeader(secret, timestamp, body),
+    };
+    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
+    let res: Awaited<ReturnType<typeof request>>;
+    try {
+      res = await request(url, {
+        method: "POST",
+        headers,
+        body,
+        dispatcher: agent,
+        signal,
+        maxRedirections: 0,
+      });
+    } catch (err) {
+      const refused = findPrivateAddressError(err);
+      if (refused) {
+        report({ outcome: "refused", status: null, durationMs: elapsed() });
+        throw new PermanentJobError(refused.message);
+      }
+      report({ outcome: "retry", status: null, durationMs: elapsed() });
+      throw new Error(`webhook ${url.host}: ${describeNetworkError(err, timeoutMs)}`, {
+        cause: err,
+      });
+    }
+    const status = res.statusCode;
+    if (status >= 200 && status < 300) {
+      await res.body.dump().catch(() => undefined);
+      const durationMs = elapsed();
+      report({ outcome: "delivered", status, durationMs });
+      return { status, durationMs };
+    }
+    const snippet = await readSnippet(res.body);
+    const message = `webhook ${url.host} answered HTTP ${status}${snippet ? `: ${snippet}` : ""}`;
+    if (status >= 500 || status === 408 || status === 429) {
+      report({ outcome: "retry", status, durationMs: elapsed() });
+      const retryAfterMs = parseRetryAfter(headerValue(res.headers["retry-after"]), now());
+      if (retryAfterMs !== null) {
+        throw new RetryLaterError(message, Math.min(retryAfterMs, maxRetryAfterMs));
+      }
+      throw new Error(message);
+    }
+    report({ outcome: "permanent", status, durationMs: elapsed() });
+    throw new PermanentJobError(message);
+  };
+
+  return { handler, close: () => agent.close() };
+}
+
+function jobHeaders(job: Job): Record<string, string> {
+  const raw = job.targetOptions?.headers;
+  const out: Record<string, string> = {};
+  if (typeof raw !== "object" || raw === null) return out;
+  for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
+    if (typeof value === "string" && !RESERVED_HEADERS.includes(name.toLowerCase())) {
+      out[name] = value;
+    }
+  }
+  return out;
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Retry-After as delay-seconds or an HTTP date, in ms from `now`; null when absent or bad. */
+export function parseRetryAfter(value: string | undefined, now: number): number | null {
+  if (value === undefined) return null;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return null;
+  return Math.max(0, at - now);
+}
+
+async function readSnippet(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {
+  let text = "";
+  try {
+    for await (const chunk of body) {
+      text += chunk.toString("utf8");
+      if (text.length >= 200) break;
+    }
+  } catch {
+    // a broken body changes nothing: the status decides
+  } finally {
+    body.destroy();
+  }
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > 200 ? `${flat.slice(0, 197)}...` : flat;
+}
+
+function findPrivateAddressError(err: unknown): PrivateAddressError | null {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof PrivateAddressError) return e;
+  }
+  return null;
+}
+
+function describeNetworkError(err: unknown, timeoutMs: number): string {
+  if (
+    err instanceof undiciErrors.HeadersTimeoutError ||
+    err instanceof undiciErrors.BodyTimeoutError ||
+    err instanceof undiciErrors.ConnectTimeoutError ||
+    (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError"))
+  ) {
+    return `no answer within ${timeoutMs} ms (timeout)`;
+  }
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return typeof code === "string" ? `${code}: ${err.message}` : err.message;
+  }
+  return String(err);
+}
