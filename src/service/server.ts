@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { Scheduler } from "../api/scheduler.js";
 import { bearerAuth } from "./auth.js";
-import { installErrorHandlers } from "./http-errors.js";
+import { ApiError, installErrorHandlers } from "./http-errors.js";
 import type { KeyStore } from "./keys.js";
 import type { ServiceMetrics } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
@@ -46,6 +46,23 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     return503OnClosing: true,
     forceCloseConnections: "idle",
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // Errors the router raises before any route runs (an over-long path parameter, a bad
+    // URL encoding): same error shape as the rest.
+    frameworkErrors: (error, request, reply) => {
+      const status = (error as { statusCode?: number }).statusCode ?? 400;
+      void reply
+        .code(status >= 400 && status < 500 ? status : 400)
+        .send(
+          new ApiError(
+            400,
+            "bad-request",
+            "path",
+            "a well-formed path",
+            request.url.slice(0, 80),
+            error.message,
+          ).body(),
+        );
+    },
   });
   installErrorHandlers(app);
   // An empty body with Content-Type: application/json (some clients send that for bodiless
