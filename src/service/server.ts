@@ -1,4 +1,8 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyServerOptions,
+} from "fastify";
 import type { Scheduler } from "../api/scheduler.js";
 import { bearerAuth } from "./auth.js";
 import { ApiError, installErrorHandlers } from "./http-errors.js";
@@ -50,7 +54,7 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     // URL encoding): same error shape as the rest.
     frameworkErrors: (error, request, reply) => {
       const status = (error as { statusCode?: number }).statusCode ?? 400;
-      void reply
+      void (reply as unknown as FastifyReply)
         .code(status >= 400 && status < 500 ? status : 400)
         .send(
           new ApiError(
