@@ -107,6 +107,15 @@ export function activityChart(
       ms: 1,
       legend: { show: true, live: false },
       scales: {
+        // Whole minutes on both sides, so the current minute's bar is not cut in half.
+        x: {
+          time: true,
+          range: (u) => {
+            const xs = u.data[0];
+            const first = xs[0] ?? 0;
+            return [first - 30_000, (xs[xs.length - 1] ?? first) + 30_000];
+          },
+        },
         y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] },
         ms: { range: (_u, _min, max) => [0, Math.max(10, max) * 1.1] },
       },

@@ -60,18 +60,19 @@ export function dateText(t: number): string {
   return dateTime.format(t);
 }
 
-/** "1.2 s", "3 min", "2 h 5 min", "4 d 3 h". */
+/** "850 ms", "1.2 s", "3 min", "2 h 5 min", "4 d 3 h": the two largest units, zeros dropped. */
 export function duration(ms: number): string {
+  const sign = ms < 0 ? "-" : "";
   const a = Math.abs(ms);
   if (a < 1000) return `${Math.round(ms)} ms`;
   if (a < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   if (a < 3_600_000) return `${Math.round(ms / 60_000)} min`;
-  if (a < 86_400_000) {
-    const hrs = Math.floor(a / 3_600_000);
-    return `${Math.sign(ms) < 0 ? "-" : ""}${hrs} h ${Math.round((a % 3_600_000) / 60_000)} min`;
-  }
-  const days = Math.floor(a / 86_400_000);
-  return `${Math.sign(ms) < 0 ? "-" : ""}${days} d ${Math.round((a % 86_400_000) / 3_600_000)} h`;
+  const [big, unit, small, smallUnit, smallMs] =
+    a < 86_400_000
+      ? [Math.floor(a / 3_600_000), "h", a % 3_600_000, "min", 60_000]
+      : [Math.floor(a / 86_400_000), "d", a % 86_400_000, "h", 3_600_000];
+  const rest = Math.round(small / smallMs);
+  return `${sign}${big} ${unit}${rest > 0 ? ` ${rest} ${smallUnit}` : ""}`;
 }
 
 /** A status badge; the text carries the meaning, colour only helps. */

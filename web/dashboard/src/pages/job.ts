@@ -41,7 +41,7 @@ export const jobPage: Page = (ctx, id = "") => {
   fill(
     ctx.root,
     h("p", {}, h("a", { href: "#/jobs" }, "← Jobs")),
-    h("h1", { class: "mono wrap" }, `Job ${id}`),
+    h("h1", { class: "wrap" }, "Job ", h("span", { class: "mono" }, id)),
     outcome,
     body,
   );
@@ -100,7 +100,7 @@ export const jobPage: Page = (ctx, id = "") => {
         "Misfire tolerance",
         j.expireAfterMs === null ? "fire however late" : duration(j.expireAfterMs),
       ),
-      row("Version", String(j.version)),
+      row("Version", h("span", { id: "job-version" }, String(j.version))),
       row("Last error", j.lastError ? h("pre", { class: "error-text" }, j.lastError) : "—"),
       row(
         "Last result",

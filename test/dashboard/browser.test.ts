@@ -1,0 +1,243 @@
+import { mkdirSync } from "node:fs";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildFrontEnd, HOUR, startDashboard, type Dashboard } from "./helpers.js";
+
+// Browser globals used inside page.evaluate callbacks, which run in Chromium, not in Node.
+declare const document: {
+  activeElement: { textContent: string | null } | null;
+  documentElement: { scrollWidth: number; clientWidth: number };
+};
+declare const sessionStorage: { getItem(key: string): string | null };
+
+const ARTIFACTS = new URL("../../test-artifacts/dashboard/", import.meta.url).pathname;
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+/**
+ * End to end in headless Chromium: the built page against a real server with seeded jobs.
+ * Screenshots go to test-artifacts/dashboard/.
+ */
+describe("dashboard in a browser", () => {
+  let d: Dashboard;
+  let web: Awaited<ReturnType<typeof buildFrontEnd>>;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    web = await buildFrontEnd();
+    d = await startDashboard({ staticDir: web.dir });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await d?.stop();
+    web?.cleanup();
+  });
+
+  async function open(width = 1280, height = 900): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width, height }, colorScheme: "light" });
+    const page = await context.newPage();
+    page.on("pageerror", (e) => {
+      throw e;
+    });
+    return page;
+  }
+
+  async function signIn(page: Page, key = "key-acme", hash = ""): Promise<void> {
+    await page.goto(`${d.base}/${hash}`);
+    await page.getByLabel("API key").fill(key);
+    await page.keyboard.press("Enter");
+    await page.locator("#live[data-state=live]").waitFor();
+  }
+
+  /** The future table's rows as bucket offset (hours from the current bucket) -> count. */
+  async function futureTable(page: Page): Promise<Record<number, number>> {
+    const rows = await page
+      .locator("#future-table tbody tr")
+      .evaluateAll((trs) =>
+        trs.map((tr) => [tr.getAttribute("data-bin")!, Number(tr.getAttribute("data-pending"))]),
+      );
+    return Object.fromEntries(
+      rows.map(([bin, n]) => [(Date.parse(bin as string) - d.bucket0) / HOUR, n as number]),
+    );
+  }
+
+  it("asks for the key, refuses a wrong one, then shows the future by bucket", async () => {
+    const page = await open();
+    await page.goto(d.base);
+    const key = page.getByLabel("API key");
+    await expect
+      .poll(() => key.evaluate((el) => el === (document.activeElement as unknown)))
+      .toBe(true);
+    await key.fill("wrong-key");
+    await page.getByRole("button", { name: "Open dashboard" }).click();
+    await page.getByRole("alert").filter({ hasText: "not accepted" }).waitFor();
+    await page.screenshot({ path: `${ARTIFACTS}login-refused.png` });
+
+    await page.getByLabel("API key").fill("key-acme");
+    await page.keyboard.press("Enter");
+    await page.locator("#future-table").waitFor({ state: "attached" });
+    expect(await futureTable(page)).toEqual({ 1: 3, 3: 5, 5: 2 });
+    expect(await page.locator("#future-total").textContent()).toBe("10");
+    expect(await page.locator("#future-overdue").textContent()).toBe("1");
+    const label = await page.locator("#future-chart").getAttribute("aria-label");
+    expect(label).toContain("10 pending jobs");
+    expect(await page.locator("#future-chart canvas").count()).toBe(1);
+    await page.locator("#live[data-state=live]").waitFor();
+    await page.screenshot({ path: `${ARTIFACTS}future-day.png`, fullPage: true });
+
+    // The key lives in this tab's session storage only.
+    expect(await page.evaluate(() => sessionStorage.getItem("duetime.apiKey"))).toBe("key-acme");
+
+    await page.getByRole("link", { name: "Week" }).click();
+    await expect.poll(() => page.locator("#future-total").textContent()).toBe("17");
+    const week = await futureTable(page);
+    expect(Object.values(week).reduce((a, b) => a + b, 0)).toBe(17);
+    await page.screenshot({ path: `${ARTIFACTS}future-week.png`, fullPage: true });
+    await page.context().close();
+  });
+
+  it("zooms into a dragged range", async () => {
+    const page = await open();
+    await signIn(page, "key-acme", "#/future?zoom=1d");
+    await page.locator("#future-table").waitFor({ state: "attached" });
+    const over = page.locator("#future-chart .u-over");
+    const box = (await over.boundingBox())!;
+    // Drag across the left ~third of the day: buckets +1h..+5h are in it.
+    await page.mouse.move(box.x + 2, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.3, box.y + box.height / 2, { steps: 5 });
+    await page.mouse.up();
+    await page.waitForURL(/from=\d+&to=\d+/);
+    await page.getByRole("link", { name: "Reset zoom" }).waitFor();
+    await expect.poll(() => page.locator("#future-total").textContent()).toBe("10");
+    await page.context().close();
+  });
+
+  it("shows now: backlog, overdue, dead today and the activity chart", async () => {
+    const page = await open();
+    await signIn(page, "key-acme", "#/now");
+    await expect.poll(() => page.locator("#now-backlog").textContent()).toBe("18");
+    expect(await page.locator("#now-dead").textContent()).toBe("1");
+    expect(await page.locator("#now-overdue").textContent()).toMatch(/late/);
+    expect(await page.locator("#now-chart").getAttribute("aria-label")).toContain("3 jobs fired");
+    await page.screenshot({ path: `${ARTIFACTS}now.png`, fullPage: true });
+    await page.context().close();
+  });
+
+  it("searches a job by key, cancels it from its page, and the change arrives live elsewhere", async () => {
+    const { invoice } = d.seeded;
+    // A second tab watches the pending list and the live feed.
+    const watcher = await open();
+    await signIn(watcher, "key-acme", "#/jobs?status=pending");
+    const watchedRow = watcher.locator(`#jobs-table tr[data-id="${invoice.id}"]`);
+    await watchedRow.waitFor();
+    expect(await watchedRow.locator(".badge").textContent()).toBe("pending");
+
+    const page = await open();
+    await signIn(page, "key-acme", "#/jobs");
+    await page.getByLabel("Job id or idempotency key").fill("invoice-42");
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.getByText("Found by key.").waitFor();
+    await page.screenshot({ path: `${ARTIFACTS}jobs-search.png`, fullPage: true });
+    await page.getByRole("link", { name: invoice.id }).click();
+    await page.locator("#job-status .badge").waitFor();
+    expect(await page.locator("#job-status").textContent()).toBe("pending");
+    expect(await page.locator(".payload").textContent()).toContain("ada@example.com");
+    await page.screenshot({ path: `${ARTIFACTS}job-pending.png`, fullPage: true });
+
+    // Keyboard: open the confirmation, focus lands on "Yes, cancel it", Enter confirms.
+    await page.getByRole("button", { name: "Cancel job…" }).click();
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.textContent))
+      .toBe("Yes, cancel it");
+    await page.keyboard.press("Enter");
+    await page.locator("#outcome").filter({ hasText: "Cancelled." }).waitFor();
+    expect(await page.locator("#job-status").textContent()).toBe("cancelled");
+    // The live feed brought the change into the history of this page...
+    await page.locator("#history li").filter({ hasText: "cancelled → cancelled (live)" }).waitFor();
+    await page.screenshot({ path: `${ARTIFACTS}job-cancelled.png`, fullPage: true });
+
+    // ...and into the other tab, which did not reload.
+    await watchedRow.locator('.badge[data-status="cancelled"]').waitFor();
+    await watcher.screenshot({ path: `${ARTIFACTS}jobs-live-update.png`, fullPage: true });
+
+    // Cancelling again (stale page) gives the definite too-late answer.
+    const again = await d.api(`/v1/dashboard/jobs/${invoice.id}/cancel`, {
+      method: "POST",
+      body: {},
+    });
+    expect(again.status).toBe(409);
+    await watcher.context().close();
+    await page.context().close();
+  });
+
+  it("snoozes a pending job and retries the dead one", async () => {
+    const page = await open();
+    const { job } = await d.scheduler.schedule({
+      tenant: "acme",
+      dueAt: d.bucket0 + 2 * HOUR,
+      target: "noop",
+      key: "snooze-me",
+    });
+    await signIn(page, "key-acme", `#/jobs/${job.id}`);
+    await page.getByLabel("Snooze to").fill("in 3 hours");
+    await page.getByRole("button", { name: "Snooze", exact: true }).click();
+    await page.locator("#outcome").filter({ hasText: "Snoozed" }).waitFor();
+    expect((await d.scheduler.get(job.id))!.dueAt).toBe(d.clock.now() + 3 * HOUR);
+
+    // A change made elsewhere arrives over the live stream and the page reloads the job.
+    await d.scheduler.reschedule(job.id, d.bucket0 + 6 * HOUR);
+    const version = String((await d.scheduler.get(job.id))!.version);
+    await page
+      .locator("#job-version")
+      .filter({ hasText: new RegExp(`^${version}$`) })
+      .waitFor();
+
+    await page.goto(`${d.base}/#/jobs/${d.seeded.dead.id}`);
+    await page.locator("#job-status .badge").waitFor();
+    expect(await page.locator("#job-status").textContent()).toBe("dead");
+    await page.screenshot({ path: `${ARTIFACTS}job-dead.png`, fullPage: true });
+    await page.getByRole("button", { name: "Retry now" }).click();
+    await page.locator("#outcome").filter({ hasText: "Retried" }).waitFor();
+    expect(await page.locator("#job-status").textContent()).toBe("pending");
+    await page.context().close();
+  });
+
+  it("is usable at phone width", async () => {
+    const page = await open(375, 740);
+    await signIn(page, "key-acme", "#/future");
+    await page.locator("#future-table").waitFor({ state: "attached" });
+    const overflow = () =>
+      page.evaluate(
+        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      );
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    const chart = (await page.locator("#future-chart canvas").boundingBox())!;
+    expect(chart.width).toBeLessThanOrEqual(375);
+    for (const name of ["Future", "Now", "Jobs"]) {
+      expect(await page.getByRole("link", { name, exact: true }).isVisible()).toBe(true);
+    }
+    await page.screenshot({ path: `${ARTIFACTS}phone-future.png`, fullPage: true });
+    await page.getByRole("link", { name: "Jobs", exact: true }).click();
+    await page.locator("#jobs-table").waitFor();
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: `${ARTIFACTS}phone-jobs.png`, fullPage: true });
+    await page.goto(`${d.base}/#/now`);
+    await page.locator("#now-backlog").waitFor();
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: `${ARTIFACTS}phone-now.png`, fullPage: true });
+    await page.context().close();
+  });
+});
