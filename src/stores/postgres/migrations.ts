@@ -65,7 +65,6 @@ export function migrations(schema: string): readonly string[] {
       PRIMARY KEY (shard, id)
     ) WITH (autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_threshold = 500);
     CREATE INDEX jobs_claimed_lease ON ${s}.jobs_claimed (lease_expires_at);
-    CREATE INDEX jobs_claimed_due ON ${s}.jobs_claimed (due_at, id);
 
     CREATE TABLE ${s}.jobs_history (${cols},
       status      text   NOT NULL,

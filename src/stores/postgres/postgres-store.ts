@@ -33,6 +33,13 @@ import { Partitions } from "./partitions.js";
 import { byDue, insertArrays, newJobRow, rowToJob, type JobRow } from "./rows.js";
 import { statements, type Statements } from "./statements.js";
 
+/** A dead job's idempotency key is held by another live job (retry refused). */
+class KeyHeld extends Error {
+  constructor(readonly holder: string) {
+    super(`idempotency key held by ${holder}`);
+  }
+}
+
 interface Settings {
   bucketWidthMs: number;
   historyWidthMs: number;
@@ -304,9 +311,24 @@ export class PostgresStore implements Store {
       p.now,
     ];
     for (let attempt = 0; ; attempt++) {
-      const { rows } = await this.run(
+      const { rows, holder } = await this.run(
         from === "pending" ? "rescheduling a job" : "retrying a job",
-        () => withRetry(() => this.pool.query<JobRow>(stmt, args)),
+        () =>
+          withRetry(async (): Promise<{ rows: JobRow[]; holder?: string }> => {
+            if (from === "pending")
+              return { rows: (await this.pool.query<JobRow>(stmt, args)).rows };
+            try {
+              return await inTransaction(this.pool, async (c) => {
+                await c.query(this.sql.retryKeyTake, [shard, p.id]);
+                const held = await c.query<{ id: string }>(this.sql.retryKeyHolder, [shard, p.id]);
+                if (held.rows[0]) throw new KeyHeld(held.rows[0].id); // rolls back
+                return { rows: (await c.query<JobRow>(stmt, args)).rows };
+              });
+            } catch (err) {
+              if (err instanceof KeyHeld) return { rows: [], holder: err.holder };
+              throw err;
+            }
+          }),
       );
       if (rows[0]) {
         await this.notifyEarlier(p.dueAt, p.now);
@@ -320,6 +342,12 @@ export class PostgresStore implements Store {
       if (current.status !== from) return { outcome: "too-late", job: current };
       if (p.expectedVersion !== undefined && current.version !== p.expectedVersion) {
         return { outcome: "version-conflict", job: current };
+      }
+      if (holder !== undefined) {
+        const holding = await this.jobGet({ id: holder });
+        if (holding && (holding.status === "pending" || holding.status === "claimed")) {
+          return { outcome: "key-conflict", job: current, holder: holding };
+        }
       }
       if (attempt >= 3) return { outcome: "too-late", job: current };
     }

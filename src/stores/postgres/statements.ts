@@ -157,7 +157,7 @@ export function statements(schema: string) {
       FROM del
       RETURNING ${AS_PENDING}`,
 
-    /** Retry a dead job: history -> live with a fresh attempt budget; its key is live again. */
+    /** Retry a dead job: history -> live with a fresh attempt budget (its key: retryKeyTake). */
     retryDead: `WITH del AS (
         DELETE FROM ${s}.jobs_history WHERE shard = $1 AND id = $2 AND status = 'dead'
           AND ($3::text IS NULL OR tenant = $3) AND ($4::int IS NULL OR version = $4)
@@ -169,12 +169,19 @@ export function statements(schema: string) {
           $7::bigint, fired_at
         FROM del
         RETURNING *
-      ), k AS (
-        INSERT INTO ${s}.job_keys (tenant, key, shard, id)
-        SELECT tenant, key, shard, id FROM ins WHERE key IS NOT NULL
-        ON CONFLICT (tenant, key) DO NOTHING
       )
       SELECT ${AS_PENDING} FROM ins`,
+    /**
+     * Before a retry, in the same transaction: the dead job takes its idempotency key back
+     * (job_keys primary key), unless another live job holds it now, whose id comes back.
+     */
+    retryKeyTake: `INSERT INTO ${s}.job_keys (tenant, key, shard, id)
+      SELECT tenant, key, shard, id FROM ${s}.jobs_history
+      WHERE shard = $1 AND id = $2 AND status = 'dead' AND key IS NOT NULL
+      ON CONFLICT (tenant, key) DO NOTHING`,
+    retryKeyHolder: `SELECT k.id FROM ${s}.jobs_history h
+      JOIN ${s}.job_keys k ON k.tenant = h.tenant AND k.key = h.key
+      WHERE h.shard = $1 AND h.id = $2 AND k.id <> h.id`,
 
     /**
      * Expired leases (index jobs_claimed_lease), oldest first, SKIP LOCKED so two sweepers
@@ -231,6 +238,7 @@ export function statements(schema: string) {
       WHERE due_at >= $1 AND due_at < $2 AND (due_at, id) > ($3::bigint, $4::text)
         AND ($5::text IS NULL OR tenant = $5)
       ORDER BY due_at, id LIMIT $6`,
+    /** Claimed jobs are few (work in flight): read and sorted without an index of their own. */
     listClaimed: `SELECT ${AS_CLAIMED} FROM ${s}.jobs_claimed
       WHERE due_at >= $1 AND due_at < $2 AND (due_at, id) > ($3::bigint, $4::text)
         AND ($5::text IS NULL OR tenant = $5)
