@@ -26,6 +26,11 @@ export function buildProgram(version: string): Command {
       "SQLite file or postgres:// URL (default: $DUETIME_DB or ./duetime.db)",
     )
     .option("--granularity <g>", "bucket width of a new database: minute, hour or day")
+    .option(
+      "--url <url>",
+      "talk to a duetime server instead of a database (default: $DUETIME_URL); add, list, show, cancel, stats",
+    )
+    .option("--api-key <key>", "API key for --url (default: $DUETIME_KEY)")
     .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride()

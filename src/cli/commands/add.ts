@@ -4,6 +4,8 @@ import { InvalidJobError } from "../../core/errors.js";
 import { EXIT } from "../errors.js";
 import { action, out, outJson, parseIntFlag, resolveTimeZone, withScheduler } from "../context.js";
 import { describeJob, formatInZone } from "../format.js";
+import { callApi, describeJobView, remoteOf } from "../remote.js";
+import type { JobView } from "../../service/job-input.js";
 
 interface AddOptions {
   target: string;
@@ -13,6 +15,7 @@ interface AddOptions {
   tenant?: string;
   maxAttempts?: string;
   expireAfter?: string;
+  header?: string[];
   json?: boolean;
 }
 
@@ -29,6 +32,11 @@ export function registerAdd(program: Command): void {
     .option("--tenant <tenant>", "tenant owning the job")
     .option("--max-attempts <n>", "attempts before the job is dead")
     .option("--expire-after <ms>", "expire instead of firing when claimed this late (ms)")
+    .option(
+      "--header <name:value>",
+      "webhook header (with --url; repeatable)",
+      (v: string, acc: string[] = []) => [...acc, v],
+    )
     .option("--json", "print the result as JSON")
     .addHelpText(
       "after",
@@ -41,6 +49,55 @@ Examples:
     .action(
       action(async (when: string, o: AddOptions, cmd: Command) => {
         const timeZone = resolveTimeZone(o.tz);
+        const remote = remoteOf(cmd);
+        if (remote) {
+          if (o.tenant !== undefined) {
+            throw new InvalidJobError(
+              "--tenant",
+              "no --tenant with --url (the API key's tenant owns the job)",
+              o.tenant,
+            );
+          }
+          const r = await callApi<{ created: boolean; job: JobView }>(remote, "POST", "/v1/jobs", {
+            dueAt: /^\d+$/.test(when.trim()) ? Number(when) : when,
+            timeZone,
+            target: o.target,
+            ...(o.payload === undefined ? {} : { payload: parsePayload(o.payload) }),
+            ...(o.key === undefined ? {} : { key: o.key }),
+            ...(o.header === undefined ? {} : { headers: parseHeaders(o.header) }),
+            ...(o.maxAttempts === undefined
+              ? {}
+              : { maxAttempts: parseIntFlag(o.maxAttempts, "--max-attempts", 1, 1000)! }),
+            ...(o.expireAfter === undefined
+              ? {}
+              : { expireAfterMs: parseIntFlag(o.expireAfter, "--expire-after", 0, 2 ** 52)! }),
+          });
+          const due = Date.parse(r.job.dueAt);
+          if (o.json) {
+            outJson({
+              created: r.created,
+              job: r.job,
+              dueAtIso: r.job.dueAt,
+              dueAtLocal: formatInZone(due, timeZone),
+              timeZone,
+            });
+          } else {
+            out(
+              r.created
+                ? `created job ${r.job.id}`
+                : `matched existing job ${r.job.id} (key ${JSON.stringify(r.job.key)}; nothing new scheduled)`,
+            );
+            out(describeJobView(r.job, timeZone, Date.now()));
+          }
+          return EXIT.ok;
+        }
+        if (o.header !== undefined) {
+          throw new InvalidJobError(
+            "--header",
+            "--url (headers are for webhooks of a server)",
+            o.header[0],
+          );
+        }
         const input: ScheduleInput = {
           dueAt: /^\d+$/.test(when.trim()) ? Number(when) : when,
           timeZone,
@@ -76,6 +133,16 @@ Examples:
         return EXIT.ok;
       }),
     );
+}
+
+function parseHeaders(raw: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const h of raw) {
+    const i = h.indexOf(":");
+    if (i <= 0) throw new InvalidJobError("--header", "name:value", h);
+    out[h.slice(0, i).trim()] = h.slice(i + 1).trim();
+  }
+  return out;
 }
 
 function parsePayload(raw: string): JsonValue {

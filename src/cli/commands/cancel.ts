@@ -2,6 +2,9 @@ import type { Command } from "commander";
 import { EXIT } from "../errors.js";
 import { action, out, outJson, withScheduler } from "../context.js";
 import { iso } from "../format.js";
+import { callApi, remoteOf, RemoteOutcome } from "../remote.js";
+import type { JobView } from "../../service/job-input.js";
+import { InvalidJobError } from "../../core/errors.js";
 
 /** `duetime cancel <id>`: cancels a pending job, with a definite outcome. */
 export function registerCancel(program: Command): void {
@@ -13,6 +16,17 @@ export function registerCancel(program: Command): void {
     .option("--json", "print the outcome as JSON")
     .action(
       action(async (id: string, o: { tenant?: string; json?: boolean }, cmd: Command) => {
+        const remote = remoteOf(cmd);
+        if (remote) {
+          if (o.tenant !== undefined) {
+            throw new InvalidJobError(
+              "--tenant",
+              "no --tenant with --url (the API key decides)",
+              o.tenant,
+            );
+          }
+          return remoteCancel(remote, id, o.json === true);
+        }
         const r = await withScheduler(cmd, (s) =>
           s.cancel(id, o.tenant === undefined ? {} : { tenant: o.tenant }),
         );
@@ -36,4 +50,34 @@ export function registerCancel(program: Command): void {
         }
       }),
     );
+}
+
+async function remoteCancel(
+  remote: NonNullable<ReturnType<typeof remoteOf>>,
+  id: string,
+  json: boolean,
+): Promise<number> {
+  try {
+    const r = await callApi<{ outcome: string; job: JobView }>(
+      remote,
+      "POST",
+      `/v1/jobs/${encodeURIComponent(id)}/cancel`,
+    );
+    if (json) outJson(r);
+    else out(`cancelled: job ${id} (was due ${r.job.dueAt}) will not fire`);
+    return EXIT.ok;
+  } catch (err) {
+    if (!(err instanceof RemoteOutcome)) throw err;
+    if (err.status === 404) {
+      if (json) outJson({ outcome: "not-found", id });
+      else out(`not-found: no job ${id}`);
+      return EXIT.notFound;
+    }
+    const job = err.body.job as JobView | undefined;
+    if (json) outJson({ outcome: "too-late", job });
+    else if (job?.status === "claimed")
+      out(`too-late: job ${id} is firing now (claimed); it will not be cancelled`);
+    else out(`too-late: job ${id} is already ${job?.status ?? "finished"}`);
+    return err.exitCode;
+  }
 }

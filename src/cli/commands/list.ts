@@ -5,6 +5,8 @@ import { InvalidJobError } from "../../core/errors.js";
 import { EXIT } from "../errors.js";
 import { action, out, outJson, parseIntFlag, resolveTimeZone, withScheduler } from "../context.js";
 import { attemptsText, formatInZone, plural, table } from "../format.js";
+import { callApi, listPath, remoteOf } from "../remote.js";
+import type { JobView } from "../../service/job-input.js";
 
 interface ListOptions {
   status?: string;
@@ -33,6 +35,36 @@ export function registerList(program: Command): void {
     .action(
       action(async (o: ListOptions, cmd: Command) => {
         const timeZone = resolveTimeZone(o.tz);
+        const remote = remoteOf(cmd);
+        if (remote) {
+          if (o.tenant !== undefined) {
+            throw new InvalidJobError(
+              "--tenant",
+              "no --tenant with --url (the API key decides)",
+              o.tenant,
+            );
+          }
+          const page = await callApi<{ jobs: JobView[]; nextCursor: string | null }>(
+            remote,
+            "GET",
+            listPath({
+              limit: parseIntFlag(o.limit, "--limit", 1, 1000)!,
+              ...(o.status === undefined ? {} : { status: parseStatuses(o.status) }),
+              ...(o.from === undefined ? {} : { from: o.from }),
+              ...(o.to === undefined ? {} : { to: o.to }),
+              ...(o.cursor === undefined ? {} : { cursor: o.cursor }),
+              timeZone,
+            }),
+          );
+          if (o.json) outJson(page);
+          else
+            printPage(
+              page.jobs.map((j) => ({ ...j, dueMs: Date.parse(j.dueAt) })),
+              page.nextCursor,
+              timeZone,
+            );
+          return EXIT.ok;
+        }
         const now = Date.now();
         const when = (v: string, field: string): number =>
           parseDueTime(/^\d+$/.test(v) ? Number(v) : v, { now, timeZone, field });
@@ -49,31 +81,48 @@ export function registerList(program: Command): void {
           outJson(page);
           return EXIT.ok;
         }
-        if (page.jobs.length === 0) {
-          out("no jobs");
-        } else {
-          out(
-            table(
-              ["ID", "STATUS", `DUE (${timeZone})`, "TARGET", "ATTEMPTS"],
-              page.jobs.map((j) => [
-                j.id,
-                j.status,
-                formatInZone(j.dueAt, timeZone),
-                j.target,
-                attemptsText(j),
-              ]),
-              ["l", "l", "l", "l", "r"],
-            ),
-          );
-        }
-        out(
-          page.nextCursor === null
-            ? `(${plural(page.jobs.length, "job")}, last page)`
-            : `(${plural(page.jobs.length, "job")}) next page: --cursor ${page.nextCursor}`,
+        printPage(
+          page.jobs.map((j) => ({ ...j, dueMs: j.dueAt })),
+          page.nextCursor,
+          timeZone,
         );
         return EXIT.ok;
       }),
     );
+}
+
+interface Row {
+  id: string;
+  status: string;
+  dueMs: number;
+  target: string;
+  attempts: number;
+  maxAttempts: number;
+}
+
+function printPage(jobs: Row[], nextCursor: string | null, timeZone: string): void {
+  if (jobs.length === 0) {
+    out("no jobs");
+  } else {
+    out(
+      table(
+        ["ID", "STATUS", `DUE (${timeZone})`, "TARGET", "ATTEMPTS"],
+        jobs.map((j) => [
+          j.id,
+          j.status,
+          formatInZone(j.dueMs, timeZone),
+          j.target,
+          attemptsText(j),
+        ]),
+        ["l", "l", "l", "l", "r"],
+      ),
+    );
+  }
+  out(
+    nextCursor === null
+      ? `(${plural(jobs.length, "job")}, last page)`
+      : `(${plural(jobs.length, "job")}) next page: --cursor ${nextCursor}`,
+  );
 }
 
 function parseStatuses(raw: string): JobStatus[] {

@@ -2,6 +2,9 @@ import type { Command } from "commander";
 import { EXIT } from "../errors.js";
 import { action, out, outJson, resolveTimeZone, withScheduler } from "../context.js";
 import { describeJob } from "../format.js";
+import { callApi, describeJobView, remoteOf, RemoteOutcome } from "../remote.js";
+import type { JobView } from "../../service/job-input.js";
+import { InvalidJobError } from "../../core/errors.js";
 
 /** `duetime show <id>`: one job, every field. */
 export function registerShow(program: Command): void {
@@ -16,6 +19,31 @@ export function registerShow(program: Command): void {
       action(
         async (id: string, o: { tenant?: string; tz?: string; json?: boolean }, cmd: Command) => {
           const timeZone = resolveTimeZone(o.tz);
+          const remote = remoteOf(cmd);
+          if (remote) {
+            if (o.tenant !== undefined) {
+              throw new InvalidJobError(
+                "--tenant",
+                "no --tenant with --url (the API key decides)",
+                o.tenant,
+              );
+            }
+            try {
+              const r = await callApi<{ job: JobView }>(
+                remote,
+                "GET",
+                `/v1/jobs/${encodeURIComponent(id)}`,
+              );
+              if (o.json) outJson(r.job);
+              else out(describeJobView(r.job, timeZone, Date.now()));
+              return EXIT.ok;
+            } catch (err) {
+              if (!(err instanceof RemoteOutcome) || err.status !== 404) throw err;
+              if (o.json) outJson({ outcome: "not-found", id });
+              else out(`not-found: no job ${id}`);
+              return EXIT.notFound;
+            }
+          }
           const job = await withScheduler(cmd, (s) =>
             s.get(id, o.tenant === undefined ? {} : { tenant: o.tenant }),
           );

@@ -12,6 +12,8 @@ import {
   plural,
   table,
 } from "../format.js";
+import { callApi, remoteOf, type Remote } from "../remote.js";
+import { InvalidJobError } from "../../core/errors.js";
 
 interface StatsOptions {
   buckets?: string;
@@ -38,6 +40,17 @@ export function registerStats(program: Command): void {
       action(async (o: StatsOptions, cmd: Command) => {
         const timeZone = resolveTimeZone(o.tz);
         const buckets = parseIntFlag(o.buckets, "--buckets", 1, 10_000)!;
+        const remote = remoteOf(cmd);
+        if (remote) {
+          if (o.tenant !== undefined) {
+            throw new InvalidJobError(
+              "--tenant",
+              "no --tenant with --url (the API key decides)",
+              o.tenant,
+            );
+          }
+          return remoteStats(remote, buckets, timeZone, o.json === true);
+        }
         const tenant = o.tenant === undefined ? {} : { tenant: o.tenant };
         const now = Date.now();
         const [stats, lateness] = await withScheduler(cmd, async (s) =>
@@ -144,4 +157,61 @@ function indent(text: string): string {
     .split("\n")
     .map((l) => `  ${l}`)
     .join("\n");
+}
+
+interface RemoteStats {
+  counts: Record<string, number>;
+  bucketWidthMs: number;
+  buckets: { bucket: string; pending: number; overdue: boolean }[];
+  pendingBeyondBuckets: number;
+  lateness: { windowMinutes: number; count: number; p50: number; p99: number; max: number };
+  perMinute: { minute: string; fired: number; failed: number; dead: number; expired: number }[];
+}
+
+/** `stats --url`: the server's GET /v1/stats for the key's tenant. */
+async function remoteStats(
+  remote: Remote,
+  buckets: number,
+  timeZone: string,
+  json: boolean,
+): Promise<number> {
+  const s = await callApi<RemoteStats>(remote, "GET", `/v1/stats?buckets=${buckets}`);
+  if (json) {
+    outJson(s);
+    return EXIT.ok;
+  }
+  out("jobs by state");
+  out(
+    indent(
+      table(
+        ["STATE", "COUNT"],
+        JOB_STATUSES.map((st) => [st, String(s.counts[st] ?? 0)]),
+        ["l", "r"],
+      ),
+    ),
+  );
+  out("");
+  out(`pending jobs per bucket (${bucketName(s.bucketWidthMs)} buckets, ${timeZone})`);
+  if (s.buckets.length === 0) out("  (none)");
+  const max = Math.max(0, ...s.buckets.map((b) => b.pending));
+  const width = String(max).length;
+  for (const b of s.buckets) {
+    const label = formatInZone(Date.parse(b.bucket), timeZone).replace(/:\d\d\.\d{3}/, "");
+    out(
+      `  ${label}  ${String(b.pending).padStart(width)}  ${bar(b.pending, max)}${b.overdue ? "  overdue" : ""}`,
+    );
+  }
+  if (s.pendingBeyondBuckets > 0)
+    out(`  + ${s.pendingBeyondBuckets} pending further ahead (see --buckets)`);
+  out("");
+  const fired = s.perMinute.reduce((n, m) => n + m.fired, 0);
+  const l = s.lateness;
+  out(
+    l.count === 0
+      ? `lateness: the server fired nothing in the last ${l.windowMinutes} min`
+      : `lateness of the ${plural(l.count, "job")} the server fired in the last ${l.windowMinutes} min: ` +
+          `p50 ${formatLateness(l.p50)}, p99 ${formatLateness(l.p99)}, max ${formatLateness(l.max)}`,
+  );
+  out(`fired in the last ${s.perMinute.length} min: ${fired}`);
+  return EXIT.ok;
 }

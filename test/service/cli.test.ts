@@ -1,0 +1,194 @@
+import { execFile, spawn } from "node:child_process";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
+import { tempDir } from "../support/temp-dir.js";
+import { startReceiver, type Receiver } from "./helpers.js";
+
+/**
+ * The CLI as a user runs it (from source through tsx): `keys`, `serve` as a child process
+ * (SIGTERM drains in-flight deliveries and exits 0), and add/list/show/cancel/stats as
+ * clients of the server with --url/--api-key or DUETIME_URL/DUETIME_KEY.
+ */
+const ROOT = resolve(import.meta.dirname, "../..");
+const dir = tempDir("duetime-serve-cli-");
+const db = join(dir.path, "jobs.db");
+
+function baseEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
+  delete env.DUETIME_DB;
+  if (!("DUETIME_URL" in extra)) delete env.DUETIME_URL;
+  if (!("DUETIME_KEY" in extra)) delete env.DUETIME_KEY;
+  return env;
+}
+
+function cli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "src/cli/main.ts", ...args],
+      { cwd: ROOT, env: baseEnv(env), timeout: 30_000 },
+      (err, stdout, stderr) =>
+        done({ code: err ? (typeof err.code === "number" ? err.code : -1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+let key = "";
+let keyId = "";
+let url = "";
+let rx: Receiver;
+let server: ReturnType<typeof spawn>;
+let serverOut = "";
+let exited: Promise<number | null>;
+
+beforeAll(async () => {
+  rx = await startReceiver((r) => ({ status: 200, delayMs: r.url.includes("slow") ? 1500 : 0 }));
+  const created = await cli(["keys", "create", "--tenant", "acme", "--db", db, "--json"]);
+  expect(created.code, created.stderr).toBe(0);
+  const k = JSON.parse(created.stdout) as { key: string; id: string; signingSecret: string };
+  key = k.key;
+  keyId = k.id;
+  expect(k.signingSecret).toMatch(/^whsec_/);
+  server = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "src/cli/main.ts",
+      "serve",
+      "--db",
+      db,
+      "--port",
+      "0",
+      "--allow-private-targets",
+      "--log-level",
+      "warn",
+    ],
+    { cwd: ROOT, env: baseEnv(), stdio: ["ignore", "pipe", "pipe"] },
+  );
+  exited = new Promise((r) => server.on("exit", (code) => r(code)));
+  url = await new Promise<string>((res, rej) => {
+    const timer = setTimeout(() => rej(new Error(`serve did not start: ${serverOut}`)), 20_000);
+    const onData = (d: Buffer): void => {
+      serverOut += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(serverOut);
+      if (m) {
+        clearTimeout(timer);
+        res(m[1]!);
+      }
+    };
+    server.stdout!.on("data", onData);
+    server.stderr!.on("data", onData);
+  });
+}, 60_000);
+
+afterAll(async () => {
+  if (server.exitCode === null) server.kill("SIGKILL");
+  await rx.close();
+  dir.cleanup();
+});
+
+describe("duetime keys", () => {
+  it("lists keys by id and prefix, never the key", async () => {
+    const r = await cli(["keys", "list", "--db", db]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(keyId);
+    expect(r.stdout).toContain(key.slice(0, 10));
+    expect(r.stdout).not.toContain(key);
+  });
+});
+
+describe("the CLI as a client of duetime serve", () => {
+  it("add, show, list, cancel and stats over HTTP with the same exit codes", async () => {
+    const remote = ["--url", url, "--api-key", key];
+    const add = await cli([
+      "add",
+      "in 1 hour",
+      "--target",
+      rx.url,
+      "--payload",
+      '{"n":1}',
+      "--header",
+      "x-a:1",
+      "--json",
+      ...remote,
+    ]);
+    expect(add.code, add.stderr).toBe(0);
+    const job = JSON.parse(add.stdout) as {
+      created: boolean;
+      job: { id: string; tenant: string; headers: unknown };
+    };
+    expect(job.created).toBe(true);
+    expect(job.job.tenant).toBe("acme");
+    expect(job.job.headers).toEqual({ "x-a": "1" });
+    const id = job.job.id;
+
+    // The environment variables do the same as the flags.
+    const env = { DUETIME_URL: url, DUETIME_KEY: key };
+    const show = await cli(["show", id], env);
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).toMatch(new RegExp(`id\\s+${id}`));
+    expect(show.stdout).toMatch(/status\s+pending/);
+
+    const list = await cli(["list", "--status", "pending"], env);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain(id);
+    expect(list.stdout).toContain("(1 job, last page)");
+
+    const stats = await cli(["stats", "--json"], env);
+    expect(stats.code).toBe(0);
+    expect(JSON.parse(stats.stdout).counts.pending).toBe(1);
+    const statsText = await cli(["stats"], env);
+    expect(statsText.stdout).toContain("jobs by state");
+
+    expect((await cli(["cancel", id], env)).code).toBe(0);
+    const again = await cli(["cancel", id], env);
+    expect(again.code).toBe(4);
+    expect(again.stdout).toContain("too-late");
+    const missing = await cli(["show", "01ARZ3NDEKTSV4RRFFQ69G5FAV"], env);
+    expect(missing.code).toBe(3);
+
+    const bad = await cli(["add", "when pigs fly", "--target", rx.url], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^error: when: expected/m);
+    const badKey = await cli(["list"], { DUETIME_URL: url, DUETIME_KEY: "dtk_wrong" });
+    expect(badKey.code).toBe(1);
+    expect(badKey.stderr).toContain("HTTP 401");
+  });
+
+  it("SIGTERM finishes the delivery in flight and exits 0; a revoked key is refused", async () => {
+    const add = await cli([
+      "add",
+      "in 0 seconds",
+      "--target",
+      `${rx.url}/slow`,
+      "--json",
+      "--url",
+      url,
+      "--api-key",
+      key,
+    ]);
+    expect(add.code, add.stderr).toBe(0);
+    const id = (JSON.parse(add.stdout) as { job: { id: string } }).job.id;
+    // Wait until the receiver holds the request, then stop the server mid-delivery.
+    for (let n = 1; !rx.requests.some((r) => r.url.endsWith("/slow")); n++) await rx.nth(n);
+    server.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(serverOut).toContain("stopped");
+    const store = new SqliteStore({ path: db });
+    const job = await store.jobGet({ id });
+    await store.close();
+    expect(job?.status).toBe("succeeded");
+    expect(job?.lastResult).toMatchObject({ status: 200 });
+
+    const revoke = await cli(["keys", "revoke", keyId, "--db", db]);
+    expect(revoke.code).toBe(0);
+    const list = await cli(["keys", "list", "--db", db, "--json"]);
+    expect(JSON.parse(list.stdout).keys[0].revokedAt).not.toBeNull();
+    expect((await cli(["keys", "revoke", keyId, "--db", db])).code).toBe(3);
+  });
+});
