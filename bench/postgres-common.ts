@@ -32,6 +32,12 @@ export interface PgSizes {
   /** Backlog and measuring window of the idle benchmark. */
   readonly idleBacklog: number;
   readonly idleWindowMs: number;
+  /** Precision run: jobs, the window they are due across (ms), and the backlog under them. */
+  readonly precisionJobs: number;
+  readonly precisionWindowMs: number;
+  readonly precisionBacklog: number;
+  /** Due jobs fired by 1, 2 and 3 node processes in the dispatch benchmark. */
+  readonly dispatchJobs: number;
 }
 
 export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
@@ -45,6 +51,10 @@ export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
       churnJobs: 10_000,
       idleBacklog: 10_000,
       idleWindowMs: 5_000,
+      precisionJobs: 2_000,
+      precisionWindowMs: 2_000,
+      precisionBacklog: 10_000,
+      dispatchJobs: 5_000,
     };
   }
   if (scale === "full") {
@@ -56,6 +66,10 @@ export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
       churnJobs: 1_000_000,
       idleBacklog: 10_000_000,
       idleWindowMs: 60_000,
+      precisionJobs: 20_000,
+      precisionWindowMs: 10_000,
+      precisionBacklog: 1_000_000,
+      dispatchJobs: 200_000,
     };
   }
   throw new Error(`BENCH_SCALE: expected "tiny" or "full", got ${JSON.stringify(scale)}`);

@@ -12,12 +12,16 @@ import { pgBulkInsert } from "./postgres-bulk-insert.js";
 import { pgChurn } from "./postgres-churn.js";
 import { pgClaimCost } from "./postgres-claim-cost.js";
 import { pgIdle } from "./postgres-idle.js";
+import { pgPrecision } from "./postgres-precision.js";
+import { pgDispatch } from "./postgres-dispatch.js";
 import pg from "pg";
 
 const BENCHMARKS: Readonly<Record<string, (s: PgSizes) => Promise<BenchResult>>> = {
   "bulk-insert": pgBulkInsert,
   "claim-cost": pgClaimCost,
   churn: pgChurn,
+  precision: pgPrecision,
+  dispatch: pgDispatch,
   idle: pgIdle,
 };
 
