@@ -6,12 +6,11 @@ import { isJobId } from "../core/ids.js";
 import type { Job, JobStatus } from "../core/job.js";
 import { parseDueTime } from "../core/time-input.js";
 import { binCounts, binWidth, ZOOMS, type Bin } from "./bins.js";
+import type { DeadCounter } from "./dead-counter.js";
 
 const DAY = 86_400_000;
 /** Widest window the future chart reads at once (bounds the counter rows read). */
 const MAX_SPAN_MS = 400 * DAY;
-/** Dead jobs examined for "dead in the last day"; past it the count is reported as capped. */
-const DEAD_SCAN_LIMIT = 1000;
 
 /** The future of one tenant, by display bin. */
 export interface FutureView {
@@ -103,32 +102,32 @@ export interface NowView {
   readonly inFlight: number;
   /** The pending job due earliest, when it is already due. */
   readonly oldestOverdue: { id: string; dueAt: number; lateByMs: number } | null;
-  /** Dead jobs that died in the last 24 hours (see `capped`). */
-  readonly deadLastDay: { count: number; capped: boolean };
+  /**
+   * Jobs that went dead in the last 24 hours as this process saw them (`since` is later than
+   * a day ago when it started less than a day ago).
+   */
+  readonly deadLastDay: { count: number; since: number };
 }
 
 /**
  * Cheap reads only: status counters (`jobsCountByStatus`), the first pending job in due
- * order (one bucket, one index row), dead jobs due in the last day (bounded), and the
- * in-memory per-minute activity of this process.
+ * order (one bucket, one index row), and in-memory counts of this process (per-minute
+ * activity, dead in the last day).
  */
 export async function nowView(
   scheduler: Scheduler,
+  dead: DeadCounter,
   tenant: string,
   q: { minutes?: string },
 ): Promise<NowView> {
   const store = scheduler.options.store;
   const now = scheduler.options.clock.now();
   const minutes = q.minutes === undefined ? 30 : intParam(q.minutes, "minutes", 1, 60);
-  const [counts, first, dead] = await Promise.all([
+  const [counts, first] = await Promise.all([
     store.jobsCountByStatus({ tenant }),
     scheduler.list({ tenant, status: "pending", limit: 1 }),
-    // A dead job's due time is at or before its death, so "due in the last day" holds every
-    // job that died in the last day except those that fired more than a day late.
-    scheduler.list({ tenant, status: "dead", dueFrom: now - DAY, limit: DEAD_SCAN_LIMIT }),
   ]);
   const oldest = first.jobs[0];
-  const since = now - DAY;
   return {
     now,
     minutes: scheduler.activity.minutes(now, minutes, tenant),
@@ -140,10 +139,7 @@ export async function nowView(
       oldest && oldest.dueAt <= now
         ? { id: oldest.id, dueAt: oldest.dueAt, lateByMs: now - oldest.dueAt }
         : null,
-    deadLastDay: {
-      count: dead.jobs.filter((j) => (j.finishedAt ?? 0) >= since).length,
-      capped: dead.nextCursor !== null,
-    },
+    deadLastDay: dead.lastDay(now, tenant),
   };
 }
 

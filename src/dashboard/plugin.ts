@@ -1,9 +1,10 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import type { Scheduler } from "../api/scheduler.js";
+import type { JobChange, Scheduler } from "../api/scheduler.js";
 import { Described, DuetimeError, InvalidJobError, InvalidOptionError } from "../core/errors.js";
 import { cancelJob, jobDetail, retryJob, snoozeJob } from "./actions.js";
 import { errorAnswer, type Answer } from "./answers.js";
 import { futureView, nowView, searchJobs, type FutureQuery, type JobsQuery } from "./data.js";
+import { DeadCounter } from "./dead-counter.js";
 import { EventStream, type EventStreamOptions } from "./events.js";
 import { defaultStaticDir, readStatic } from "./static.js";
 
@@ -46,8 +47,14 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
   }
   const staticDir = options.staticDir ?? defaultStaticDir();
   const stream = new EventStream(scheduler, options.events);
+  const dead = new DeadCounter(scheduler.options.clock.now());
+  const countDead = (c: JobChange) => dead.record(c);
+  scheduler.on("changed", countDead);
   // preClose: open streams would otherwise keep the server from closing.
-  app.addHook("preClose", async () => stream.close());
+  app.addHook("preClose", async () => {
+    stream.close();
+    scheduler.off("changed", countDead);
+  });
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof InvalidJobError) return send(reply, errorAnswer(400, "invalid", err));
@@ -123,7 +130,7 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
   app.get<{ Querystring: { minutes?: string } }>("/v1/dashboard/now", async (req, reply) => {
     const tenant = await tenantOf(req, reply);
     if (tenant === null) return reply;
-    return send(reply, { status: 200, body: await nowView(scheduler, tenant, req.query) });
+    return send(reply, { status: 200, body: await nowView(scheduler, dead, tenant, req.query) });
   });
 
   app.get<{ Querystring: JobsQuery }>("/v1/dashboard/jobs", async (req, reply) => {

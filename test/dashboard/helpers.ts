@@ -50,6 +50,17 @@ export async function startDashboard(
   const h = makeHarness({ start: T0 });
   const s = h.scheduler;
   const bucket0 = Math.floor(T0 / HOUR) * HOUR;
+  // Registered before seeding, so the plugin sees the seed's changes (dead counter).
+  const app: FastifyInstance = Fastify({ logger: false });
+  await app.register(dashboardPlugin, {
+    scheduler: s,
+    authenticate: async (req) => {
+      const m = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "");
+      return m ? (KEYS[m[1]!] ?? null) : null;
+    },
+    ...(opts.staticDir ? { staticDir: opts.staticDir } : {}),
+    ...(opts.events ? { events: opts.events } : {}),
+  });
   const acmeBuckets: Record<number, number> = { 1: 3, 3: 5, 5: 2, 50: 7 };
   const inputs = [];
   for (const [offset, n] of Object.entries(acmeBuckets)) {
@@ -106,16 +117,6 @@ export async function startDashboard(
     target: "noop",
   });
 
-  const app: FastifyInstance = Fastify({ logger: false });
-  await app.register(dashboardPlugin, {
-    scheduler: s,
-    authenticate: async (req) => {
-      const m = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "");
-      return m ? (KEYS[m[1]!] ?? null) : null;
-    },
-    ...(opts.staticDir ? { staticDir: opts.staticDir } : {}),
-    ...(opts.events ? { events: opts.events } : {}),
-  });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();
   if (address === null || typeof address === "string") throw new Error("no port");

@@ -87,7 +87,7 @@ export interface NowView {
   backlog: number;
   inFlight: number;
   oldestOverdue: { id: string; dueAt: number; lateByMs: number } | null;
-  deadLastDay: { count: number; capped: boolean };
+  deadLastDay: { count: number; since: number };
 }
 
 export interface JobsPage {

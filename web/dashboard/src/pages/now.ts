@@ -1,6 +1,6 @@
 import { call, query, type MinuteActivity, type NowView } from "../api.js";
 import { activityChart } from "../chart.js";
-import { badge, duration, fill, focusHeading, h, num, time } from "../dom.js";
+import { badge, dateText, duration, fill, focusHeading, h, num, time } from "../dom.js";
 import type { JobChange } from "../live.js";
 import type { Page } from "./context.js";
 import { stat } from "./future.js";
@@ -79,10 +79,13 @@ export const nowPage: Page = (ctx) => {
       stat("Oldest overdue", overdue, "now-overdue"),
       stat("In flight", num(v.inFlight), "now-inflight"),
       stat(
-        "Dead, last 24 h",
-        `${num(v.deadLastDay.count)}${v.deadLastDay.capped ? "+" : ""}`,
+        v.deadLastDay.since > v.now - 86_400_000 + 60_000
+          ? `Dead since ${dateText(v.deadLastDay.since)}`
+          : "Dead, last 24 h",
+        num(v.deadLastDay.count),
         "now-dead",
       ),
+      stat("Dead, kept in history", num(v.counts.dead), "now-dead-kept"),
       stat("Fired this minute", num(last?.fired ?? 0), "now-fired"),
       stat(
         `Lateness p50 / p99 / max (${MINUTES} min)`,
