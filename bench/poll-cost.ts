@@ -5,7 +5,7 @@ import { insertJobs, newJobs } from "./lib/jobs.js";
 import { note } from "./lib/progress.js";
 import { fmt, ratio, type BenchResult, type GoalRow } from "./lib/report.js";
 import { count, type Sizes } from "./lib/scale.js";
-import { timeRepeated } from "./lib/stats.js";
+import { median, timeRepeated } from "./lib/stats.js";
 
 /**
  * The core claim: the cost of one poll for the same small due set on top of growing
@@ -19,7 +19,9 @@ import { timeRepeated } from "./lib/stats.js";
  * watcher would stage it (stageAheadMs 60 s), so the hot table holds a bucket's share of
  * the backlog beside the due set: it grows with the backlog, the due prefix does not.
  * Rows examined are counted by a SQL function placed first in the WHERE clause, called for
- * each row the plan visits.
+ * each row the plan visited. The indexed paths are timed in rounds that visit every backlog
+ * size in turn (the median round is reported), so load from other processes on the machine
+ * falls on all sizes alike instead of on whichever ran last.
  */
 const LIMIT = 500;
 const HORIZON_MS = 1000;
@@ -30,6 +32,19 @@ interface PathCost {
   rows: number;
   found: number;
   plan: string;
+}
+
+interface Prepared {
+  backlog: number;
+  hotRows: number;
+  scan: PathCost;
+  dueIndex: PathCost;
+  hotRead: PathCost;
+  claim: PathCost;
+  /** One poll of each path; claim returns the ms its call took (the rollback is not timed). */
+  poll: { dueIndex: () => void; hotRead: () => void; claim: () => Promise<number> };
+  floor: () => void;
+  close: () => Promise<void>;
 }
 
 interface SizeCost {
@@ -43,8 +58,14 @@ interface SizeCost {
 }
 
 export async function pollCost(sizes: Sizes): Promise<BenchResult> {
-  const results: SizeCost[] = [];
-  for (const n of sizes.pollBacklogs) results.push(await measureSize(n, sizes.pollDue));
+  const prepared: Prepared[] = [];
+  let results: SizeCost[];
+  try {
+    for (const n of sizes.pollBacklogs) prepared.push(await prepareSize(n, sizes.pollDue));
+    results = await measureInRounds(prepared, sizes.scale === "tiny" ? 5 : 15);
+  } finally {
+    for (const p of prepared) await p.close();
+  }
   const small = results[0]!;
   const large = results[results.length - 1]!;
   const sizeRatio = `${count(large.backlog)} vs ${count(small.backlog)}`;
@@ -114,14 +135,70 @@ export async function pollCost(sizes: Sizes): Promise<BenchResult> {
     notes: [
       "rows examined: (a)/(b) rows the plan visited; (c) hot entries read plus jobs rows claimed",
       "jobsClaimDue is the whole claim (read, delete from hot, conditional update of 100 rows, counters), rolled back after each poll",
+      "(b), (c) and the floor: median of timing rounds that alternate between the backlog sizes; (a): mean of at least 3 polls",
     ],
   };
 }
 
-async function measureSize(n: number, dueCount: number): Promise<SizeCost> {
+/** Times the indexed paths round-robin over the sizes; each figure is the median round. */
+async function measureInRounds(prepared: readonly Prepared[], rounds: number): Promise<SizeCost[]> {
+  const samples = prepared.map(() => ({
+    dueIndex: [] as number[],
+    hotRead: [] as number[],
+    claim: [] as number[],
+    floor: [] as number[],
+  }));
+  const slice = { budgetMs: 40, min: 5, max: 5000 };
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < prepared.length; k++) {
+      const i = (k + r) % prepared.length;
+      const p = prepared[i]!;
+      const s = samples[i]!;
+      const d = timeRepeated(p.poll.dueIndex, slice);
+      s.dueIndex.push(d.msEach);
+      p.dueIndex.polls += d.runs;
+      const h = timeRepeated(p.poll.hotRead, slice);
+      s.hotRead.push(h.msEach);
+      p.hotRead.polls += h.runs;
+      s.floor.push(timeRepeated(p.floor, slice).msEach);
+      let ms = 0;
+      let polls = 0;
+      const started = performance.now();
+      while (polls < 5 || performance.now() - started < slice.budgetMs) {
+        ms += await p.poll.claim();
+        polls++;
+      }
+      s.claim.push(ms / polls);
+      p.claim.polls += polls;
+    }
+    note(`poll-cost: timing round ${r + 1}/${rounds}`);
+  }
+  return prepared.map((p, i) => {
+    const s = samples[i]!;
+    return {
+      backlog: p.backlog,
+      hotRows: p.hotRows,
+      scan: p.scan,
+      dueIndex: { ...p.dueIndex, ms: median(s.dueIndex) },
+      hotRead: { ...p.hotRead, ms: median(s.hotRead) },
+      claim: { ...p.claim, ms: median(s.claim) },
+      floorMs: median(s.floor),
+    };
+  });
+}
+
+/**
+ * A scratch copy of the backlog with the due set written and staged and the due_at index
+ * built; counts rows examined and times the full scan (too slow for rounds at 10M).
+ */
+async function prepareSize(n: number, dueCount: number): Promise<Prepared> {
   const { path, info } = await backlogFile(n);
   const scratch = scratchCopy(path, `poll-${n}`);
   const store = new SqliteStore({ path: scratch.path });
+  const close = async (): Promise<void> => {
+    await store.close();
+    scratch.remove();
+  };
   try {
     const db = store.connection;
     const now = info.dueFrom - 30_000;
@@ -140,43 +217,51 @@ async function measureSize(n: number, dueCount: number): Promise<SizeCost> {
       return 1;
     });
     const until = now + HORIZON_MS;
-    const read = (sql: string, name: string): PathCost => {
+    const path = (sql: string): { cost: PathCost; poll: () => void } => {
       const stmt = db.prepare(sql);
       const counted = db.prepare(sql.replace("WHERE", "WHERE bench_visit() AND"));
       const found = stmt.all(until, LIMIT).length;
-      const t = timeRepeated(() => stmt.all(until, LIMIT), {
-        budgetMs: 1500,
-        min: 3,
-        max: 20_000,
-      });
+      if (found !== dueCount) throw new Error(`poll-cost: found ${found}, not ${dueCount}`);
       visited = 0;
       counted.all(until, LIMIT);
-      note(`poll-cost ${count(n)}: ${name} ${fmt(t.msEach, 3)} ms/poll, ${visited} rows`);
-      return { ms: t.msEach, polls: t.runs, rows: visited, found, plan: plan(db, sql) };
+      const cost = { ms: NaN, polls: 0, rows: visited, found, plan: plan(db, sql) };
+      return { cost, poll: () => stmt.all(until, LIMIT) };
     };
-    const scan = read(
+    const scan = path(
       `SELECT seq, due_at FROM jobs NOT INDEXED WHERE status = 'pending' AND due_at <= ?
         ORDER BY due_at LIMIT ?`,
-      "full scan",
     );
-    const dueIndex = read(
+    const t = timeRepeated(scan.poll, { budgetMs: 1500, min: 3, max: 20_000 });
+    scan.cost.ms = t.msEach;
+    scan.cost.polls = t.runs;
+    note(`poll-cost ${count(n)}: full scan ${fmt(t.msEach, 3)} ms/poll, ${scan.cost.rows} rows`);
+    const dueIndex = path(
       `SELECT seq, due_at FROM jobs INDEXED BY bench_pending_due
         WHERE status = 'pending' AND due_at <= ? ORDER BY due_at LIMIT ?`,
-      "due_at index",
     );
-    const hotRead = read(
-      `SELECT due_at, seq FROM hot WHERE due_at <= ? ORDER BY due_at, seq LIMIT ?`,
-      "hot range read",
-    );
-    for (const p of [scan, dueIndex, hotRead]) {
-      if (p.found !== dueCount) throw new Error(`poll-cost: found ${p.found}, not ${dueCount}`);
-    }
-    const claim = await measureClaim(store, now, dueCount);
-    claim.rows += hotRead.rows;
-    claim.plan = plan(
-      db,
-      `SELECT due_at, seq FROM hot WHERE due_at <= ? ORDER BY due_at, seq LIMIT ?`,
-    );
+    const hotSql = `SELECT due_at, seq FROM hot WHERE due_at <= ? ORDER BY due_at, seq LIMIT ?`;
+    const hotRead = path(hotSql);
+    const params = { now, dueBefore: until, limit: LIMIT, leaseMs: 60_000, owner: "bench" };
+    const claimOnce = async (): Promise<number> => {
+      db.exec("BEGIN IMMEDIATE");
+      try {
+        const started = performance.now();
+        const jobs = await store.jobsClaimDue(params);
+        const ms = performance.now() - started;
+        if (jobs.length !== dueCount) throw new Error(`poll-cost: claimed ${jobs.length}`);
+        return ms;
+      } finally {
+        db.exec("ROLLBACK");
+      }
+    };
+    await claimOnce();
+    const claim: PathCost = {
+      ms: NaN,
+      polls: 0,
+      rows: hotRead.cost.rows + dueCount,
+      found: dueCount,
+      plan: plan(db, hotSql),
+    };
     const seqs = db
       .prepare(`SELECT seq FROM hot WHERE due_at <= ? ORDER BY due_at, seq LIMIT ?`)
       .pluck()
@@ -185,43 +270,21 @@ async function measureSize(n: number, dueCount: number): Promise<SizeCost> {
       `SELECT seq, due_at, status FROM jobs WHERE seq IN (SELECT value FROM json_each(?))`,
     );
     const seqJson = JSON.stringify(seqs);
-    const floor = timeRepeated(() => floorStmt.all(seqJson), {
-      budgetMs: 500,
-      min: 3,
-      max: 20_000,
-    });
-    return { backlog: n, hotRows, scan, dueIndex, hotRead, claim, floorMs: floor.msEach };
-  } finally {
-    await store.close();
-    scratch.remove();
+    return {
+      backlog: n,
+      hotRows,
+      scan: scan.cost,
+      dueIndex: dueIndex.cost,
+      hotRead: hotRead.cost,
+      claim,
+      poll: { dueIndex: dueIndex.poll, hotRead: hotRead.poll, claim: claimOnce },
+      floor: () => floorStmt.all(seqJson),
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
   }
-}
-
-/** jobsClaimDue, each poll inside a transaction rolled back afterwards; only the claim is timed. */
-async function measureClaim(store: SqliteStore, now: number, dueCount: number): Promise<PathCost> {
-  const db = store.connection;
-  const params = {
-    now,
-    dueBefore: now + HORIZON_MS,
-    limit: LIMIT,
-    leaseMs: 60_000,
-    owner: "bench",
-  };
-  let total = 0;
-  let polls = 0;
-  let claimed = 0;
-  const started = performance.now();
-  while (polls < 3 || (polls < 20_000 && performance.now() - started < 1500)) {
-    db.exec("BEGIN IMMEDIATE");
-    const t = performance.now();
-    const jobs = await store.jobsClaimDue(params);
-    total += performance.now() - t;
-    db.exec("ROLLBACK");
-    claimed = jobs.length;
-    polls++;
-  }
-  if (claimed !== dueCount) throw new Error(`poll-cost: claimed ${claimed}, not ${dueCount}`);
-  return { ms: total / polls, polls, rows: claimed, found: claimed, plan: "" };
 }
 
 function plan(db: Database.Database, sql: string): string {

@@ -4,11 +4,13 @@
  * `npm run bench:tiny` (BENCH_SCALE=tiny) is the CI smoke run. Tables go to stdout,
  * progress to stderr. A MISS is reported, never an exit code: the suite exits 0 unless a
  * benchmark fails to run. Cached backlogs are deleted at the end unless BENCH_KEEP_DATA=1.
+ * On a shared machine, BENCH_QUIET_LOAD=1.5 waits before each benchmark until the 1-minute
+ * load average is below 1.5 (at most BENCH_QUIET_WAIT_S seconds, default 600).
  */
 import { catchUp } from "./catch-up.js";
 import { removeAllData } from "./lib/data.js";
 import { renderResult, type BenchResult } from "./lib/report.js";
-import { load1, machineFacts } from "./lib/machine.js";
+import { load1, machineFacts, waitForQuiet } from "./lib/machine.js";
 import { sizesFromEnv, type Sizes } from "./lib/scale.js";
 import { dispatchThroughput } from "./dispatch-throughput.js";
 import { memoryIdle } from "./memory-idle.js";
@@ -45,6 +47,7 @@ async function main(): Promise<number> {
   try {
     for (const name of selected) {
       process.stderr.write(`> ${name}\n`);
+      await waitForQuiet();
       const t = performance.now();
       const loadBefore = load1();
       try {

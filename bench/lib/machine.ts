@@ -39,3 +39,20 @@ function revision(): string {
 export function load1(): string {
   return loadavg()[0]!.toFixed(2);
 }
+
+/**
+ * With BENCH_QUIET_LOAD=<n>, waits (up to BENCH_QUIET_WAIT_S seconds, default 600) until
+ * the 1-minute load average drops below n before a benchmark starts: on a shared machine,
+ * other work skews every timing. Returns how long it waited, in seconds.
+ */
+export async function waitForQuiet(env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const limit = Number(env.BENCH_QUIET_LOAD ?? "");
+  if (!(limit > 0)) return 0;
+  const maxWaitMs = Number(env.BENCH_QUIET_WAIT_S ?? "600") * 1000;
+  const started = performance.now();
+  while (loadavg()[0]! >= limit && performance.now() - started < maxWaitMs) {
+    process.stderr.write(`  waiting for load average ${load1()} < ${limit}\n`);
+    await new Promise((r) => setTimeout(r, 10_000));
+  }
+  return (performance.now() - started) / 1000;
+}
