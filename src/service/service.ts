@@ -31,6 +31,8 @@ export interface ServiceOptions {
   readonly bodyLimit?: number;
   /** Largest batch request body, bytes. Default 16777216. */
   readonly batchBodyLimit?: number;
+  /** How long a tenant's signing secret is cached for deliveries, ms. Default 5000. */
+  readonly secretCacheMs?: number;
   /** How long a stop waits for running deliveries, ms. Default 15000. */
   readonly stopTimeoutMs?: number;
   /** Scheduler options (concurrency, backoff...). `maxPastMs` defaults to 60000 here. */
@@ -85,8 +87,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     ...(o.clock ? { clock: o.clock } : {}),
   });
   const webhook = createWebhookDelivery({
-    secretFor: (tenant) =>
-      keys.tenantSecretEnsure({ tenant, secret: newSigningSecret(), now: Date.now() }),
+    secretFor: cachedSecrets(keys, o.secretCacheMs ?? 5000),
     allowPrivateTargets: o.allowPrivateTargets ?? false,
     ...(o.webhookTimeoutMs === undefined ? {} : { timeoutMs: o.webhookTimeoutMs }),
     onAttempt: (a) => metrics.observeDelivery(a),
@@ -150,6 +151,24 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     return closing;
   };
   return { url, app, scheduler, keys, metrics, close };
+}
+
+/**
+ * Tenant signing secrets for deliveries, cached for `ttlMs` so a burst of deliveries does
+ * not read the key store once per webhook; a rotated secret is used within `ttlMs`.
+ */
+function cachedSecrets(keys: KeyStore, ttlMs: number): (tenant: string) => Promise<string> {
+  const cache = new Map<string, { secret: Promise<string>; until: number }>();
+  return (tenant) => {
+    const now = Date.now();
+    const hit = cache.get(tenant);
+    if (hit && hit.until > now) return hit.secret;
+    if (cache.size > 10_000) cache.clear();
+    const secret = keys.tenantSecretEnsure({ tenant, secret: newSigningSecret(), now });
+    cache.set(tenant, { secret, until: now + ttlMs });
+    secret.catch(() => cache.delete(tenant));
+    return secret;
+  };
 }
 
 /** The database location without a password, for logs. */

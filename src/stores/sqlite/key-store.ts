@@ -59,6 +59,7 @@ export class SqliteKeyStore {
     this.db = new Database(options.path);
     try {
       this.db.pragma("journal_mode = WAL");
+      this.db.pragma("synchronous = NORMAL");
       this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
       this.db.exec(SCHEMA);
     } catch (err) {
@@ -113,6 +114,9 @@ export class SqliteKeyStore {
   }
 
   async tenantSecretEnsure(p: { tenant: string; secret: string; now: number }): Promise<string> {
+    // Read first: a write transaction per webhook delivery would cost an fsync each.
+    const existing = this.s.secretGet.get(p.tenant) as { signing_secret: string } | undefined;
+    if (existing) return existing.signing_secret;
     this.s.secretInsert.run(p.tenant, p.secret, p.now, p.now);
     return (this.s.secretGet.get(p.tenant) as { signing_secret: string }).signing_secret;
   }
