@@ -83,6 +83,8 @@ describe("dashboard in a browser", () => {
     await key.fill("wrong-key");
     await page.getByRole("button", { name: "Open dashboard" }).click();
     await page.getByRole("alert").filter({ hasText: "not accepted" }).waitFor();
+    expect(await page.getByRole("navigation").isVisible()).toBe(false);
+    expect(await page.getByRole("button", { name: "Sign out" }).isVisible()).toBe(false);
     await page.screenshot({ path: `${ARTIFACTS}login-refused.png` });
 
     await page.getByLabel("API key").fill("key-acme");
@@ -105,6 +107,12 @@ describe("dashboard in a browser", () => {
     const week = await futureTable(page);
     expect(Object.values(week).reduce((a, b) => a + b, 0)).toBe(17);
     await page.screenshot({ path: `${ARTIFACTS}future-week.png`, fullPage: true });
+
+    // Signing out forgets the key and hides the sections.
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByLabel("API key").waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem("duetime.apiKey"))).toBeNull();
+    expect(await page.getByRole("navigation").isVisible()).toBe(false);
     await page.context().close();
   });
 
