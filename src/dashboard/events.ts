@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { JobChange, Scheduler } from "../api/scheduler.js";
+import { InvalidOptionError } from "../core/errors.js";
 
 /** Options of the live stream. */
 export interface EventStreamOptions {
@@ -51,6 +52,11 @@ export class EventStream {
       replay: options.replay ?? 10_000,
       retryMs: options.retryMs ?? 3_000,
     });
+    for (const [name, value] of Object.entries(this.opts)) {
+      if (!Number.isInteger(value) || value < 1) {
+        throw new InvalidOptionError(`events.${name}`, "a positive integer", value);
+      }
+    }
     this.recent = new Array<Numbered | undefined>(this.opts.replay);
     scheduler.on("changed", this.listener);
     this.heartbeat = setInterval(() => this.beat(), this.opts.heartbeatMs);

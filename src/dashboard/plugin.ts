@@ -1,12 +1,12 @@
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import type { JobChange, Scheduler } from "../api/scheduler.js";
-import { Described, DuetimeError, InvalidJobError, InvalidOptionError } from "../core/errors.js";
+import { InvalidOptionError } from "../core/errors.js";
 import { cancelJob, jobDetail, retryJob, snoozeJob } from "./actions.js";
-import { errorAnswer, type Answer } from "./answers.js";
 import { futureView, nowView, searchJobs, type FutureQuery, type JobsQuery } from "./data.js";
 import { DeadCounter } from "./dead-counter.js";
 import { EventStream, type EventStreamOptions } from "./events.js";
-import { defaultStaticDir, readStatic } from "./static.js";
+import { installErrorHandler, send, tenantResolver } from "./http.js";
+import { defaultStaticDir, registerStaticRoutes } from "./static.js";
 
 /** Options of the dashboard plugin. */
 export interface DashboardOptions {
@@ -56,70 +56,9 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     scheduler.off("changed", countDead);
   });
 
-  app.setErrorHandler((err: FastifyError, req, reply) => {
-    if (err instanceof InvalidJobError) return send(reply, errorAnswer(400, "invalid", err));
-    if (err instanceof DuetimeError) {
-      const e = { field: "", expected: "", received: undefined, message: err.message };
-      return send(reply, errorAnswer(400, "invalid", e));
-    }
-    if (typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500) {
-      const e = {
-        field: "body",
-        expected: "a valid request",
-        received: undefined,
-        message: err.message,
-      };
-      return send(reply, errorAnswer(err.statusCode, "bad-request", e));
-    }
-    req.log.error({ err }, "dashboard request failed");
-    const e = { field: "", expected: "", received: undefined, message: "internal error" };
-    return send(reply, errorAnswer(500, "internal", e));
-  });
-
-  /** The tenant of the request, or null after answering 401. */
-  async function tenantOf(req: FastifyRequest, reply: FastifyReply): Promise<string | null> {
-    const tenant = await authenticate(req);
-    if (tenant === null) {
-      const header = req.headers.authorization;
-      void reply.header("www-authenticate", 'Bearer realm="duetime"');
-      send(
-        reply,
-        errorAnswer(401, "unauthorized", {
-          field: "authorization",
-          expected: "a valid API key as 'Authorization: Bearer <key>'",
-          received: new Described(
-            header === undefined ? "no Authorization header" : "an unknown or revoked key",
-          ),
-          message: "unauthorized: a valid API key as 'Authorization: Bearer <key>' is needed",
-        }),
-      );
-    }
-    return tenant;
-  }
-
-  function send(reply: FastifyReply, a: Answer): FastifyReply {
-    return reply.code(a.status).header("cache-control", "no-store").send(a.body);
-  }
-
-  // The front end: index.html is revalidated every load, hashed assets are immutable.
-  app.get("/", async (_req, reply) => {
-    const file = await readStatic(staticDir, "index.html", false);
-    if (!file) {
-      return reply
-        .code(503)
-        .type("text/plain; charset=utf-8")
-        .send("The dashboard is not built. Run `npm run build` (vite build) first.\n");
-    }
-    return reply.type(file.type).header("cache-control", "no-cache").send(file.body);
-  });
-  app.get<{ Params: { name: string } }>("/assets/:name", async (req, reply) => {
-    const file = await readStatic(staticDir, req.params.name, true);
-    if (!file) return reply.code(404).type("text/plain; charset=utf-8").send("not found\n");
-    return reply
-      .type(file.type)
-      .header("cache-control", "public, max-age=31536000, immutable")
-      .send(file.body);
-  });
+  installErrorHandler(app);
+  const tenantOf = tenantResolver(authenticate);
+  registerStaticRoutes(app, staticDir);
 
   app.get<{ Querystring: FutureQuery }>("/v1/dashboard/future", async (req, reply) => {
     const tenant = await tenantOf(req, reply);

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { FastifyInstance } from "fastify";
 
 const TYPES: Readonly<Record<string, string>> = {
   ".html": "text/html; charset=utf-8",
@@ -48,4 +49,29 @@ export async function readStatic(
   } catch {
     return null;
   }
+}
+
+/**
+ * The front end, no key needed: `/` (index.html, revalidated on every load) and
+ * `/assets/:name` (content-hashed by Vite, so cached as immutable).
+ */
+export function registerStaticRoutes(app: FastifyInstance, dir: string): void {
+  app.get("/", async (_req, reply) => {
+    const file = await readStatic(dir, "index.html", false);
+    if (!file) {
+      return reply
+        .code(503)
+        .type("text/plain; charset=utf-8")
+        .send("The dashboard is not built. Run `npm run build` (vite build) first.\n");
+    }
+    return reply.type(file.type).header("cache-control", "no-cache").send(file.body);
+  });
+  app.get<{ Params: { name: string } }>("/assets/:name", async (req, reply) => {
+    const file = await readStatic(dir, req.params.name, true);
+    if (!file) return reply.code(404).type("text/plain; charset=utf-8").send("not found\n");
+    return reply
+      .type(file.type)
+      .header("cache-control", "public, max-age=31536000, immutable")
+      .send(file.body);
+  });
 }
