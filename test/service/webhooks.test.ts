@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/core/clock.js";
 import type { Job } from "../../src/core/job.js";
 import { PermanentJobError, RetryLaterError } from "../../src/engine/handler-errors.js";
 import { isPrivateAddress } from "../../src/service/webhook/address-guard.js";
@@ -148,6 +149,37 @@ describe("webhook delivery", () => {
     const d = await waitForJob(t, closed.body.job.id, (j) => j.status === "dead");
     expect(d.attempts).toBe(2);
     expect(d.lastError).toMatch(/ECONNREFUSED/);
+  });
+});
+
+describe("with the scheduler's clock driven by the test", () => {
+  it("a job due in 10 minutes fires when the clock gets there, and shows in the stats", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 2, 1, 10, 0, 0));
+    t = await startTestService({ clock });
+    rx = await startReceiver();
+    const c = await t.api("POST", "/v1/jobs", {
+      body: { dueAt: "in 10 minutes", target: rx.url, payload: { n: 1 } },
+    });
+    expect(c.body.job.dueAt).toBe("2026-03-01T10:10:00.000Z");
+    await clock.advance(9 * 60_000);
+    expect(rx.requests).toHaveLength(0);
+    await clock.advance(60_000);
+    const req = await rx.nth(1);
+    expect(JSON.parse(req.body).dueAt).toBe("2026-03-01T10:10:00.000Z");
+    expect(verifyFromDocs(t.acme.secret, req.headers, req.body)).toBe(true);
+    const job = await waitForJob(t, c.body.job.id, (j) => j.status === "succeeded");
+    expect(job.firedAt).toBe("2026-03-01T10:10:00.000Z");
+    const stats = (await t.api("GET", "/v1/stats")).body;
+    expect(stats.counts.succeeded).toBe(1);
+    expect(stats.lateness.count).toBe(1);
+    const minute = stats.perMinute.find(
+      (m: { minute: string }) => m.minute === "2026-03-01T10:10:00.000Z",
+    );
+    expect(minute.fired).toBe(1);
+    // Another tenant's stats do not see it.
+    const theirs = (await t.api("GET", "/v1/stats", { key: t.umbrella.key })).body;
+    expect(theirs.lateness.count).toBe(0);
+    expect(theirs.counts.succeeded).toBe(0);
   });
 });
 
