@@ -44,11 +44,9 @@ export interface ApiResult {
  * A real server on 127.0.0.1 (ephemeral port) over a fresh SQLite file, with two tenants
  * (acme, umbrella) and a key each. Loopback webhook targets are allowed unless told otherwise.
  */
-export async function startTestService(
-  opts: Partial<Omit<ServiceOptions, "db">> = {},
-): Promise<TestService> {
+export async function startTestService(opts: Partial<ServiceOptions> = {}): Promise<TestService> {
   const dir = tempDir("duetime-service-");
-  const db = join(dir.path, "jobs.db");
+  const db = opts.db ?? join(dir.path, "jobs.db");
   const keys = await openKeyStore(db);
   const acmeKey = await createApiKey(keys, "acme");
   const umbrellaKey = await createApiKey(keys, "umbrella");
@@ -60,6 +58,7 @@ export async function startTestService(
     logLevel: "silent",
     rateLimit: { perSecond: 0 },
     ...opts,
+    db,
     scheduler: { backoffBaseMs: 20, backoffMaxMs: 200, ...opts.scheduler },
   });
   const api = async (method: string, path: string, o: ApiOptions = {}): Promise<ApiResult> => {
