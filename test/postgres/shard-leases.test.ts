@@ -152,3 +152,44 @@ describe("shard leases", () => {
     expect(claimA.length + claimB.length).toBe(200);
   });
 });
+
+describe("next due time per shard set", () => {
+  it("reports the earliest due job of the given shards only", async () => {
+    const store = await PostgresStore.open({
+      url: server.url,
+      schema: freshSchema("nextdue"),
+      shardCount: 8,
+    });
+    try {
+      const newId = createIdGenerator(() => T0);
+      const make = (dueAt: number): NewJob => {
+        const id = newId();
+        return {
+          id,
+          tenant: "default",
+          key: null,
+          dueAt,
+          bucket: bucketOf(dueAt, store.bucketWidthMs),
+          shard: shardOf(id, store.shardCount),
+          payload: null,
+          target: "t",
+          targetOptions: null,
+          maxAttempts: 1,
+          expireAfterMs: null,
+        };
+      };
+      // one job per day for 20 days: their shards vary
+      const jobs = Array.from({ length: 20 }, (_, i) => make(T0 + i * 86_400_000 + 5));
+      await store.jobsInsert({ jobs, now: T0 });
+      expect((await store.jobsNextDue({ now: T0 })).earliestDue).toBe(T0 + 5);
+      for (let shard = 0; shard < 8; shard++) {
+        const mine = jobs.filter((j) => j.shard === shard).map((j) => j.dueAt);
+        const got = await store.jobsNextDue({ now: T0, shards: [shard] });
+        expect(got.earliestDue).toBe(mine.length > 0 ? Math.min(...mine) : null);
+      }
+      expect((await store.jobsNextDue({ now: T0, shards: [] })).earliestDue).toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,9 +1,9 @@
 import type pg from "pg";
 import { bucketOf } from "../../core/buckets.js";
-import { InvalidJobError, InvalidOptionError } from "../../core/errors.js";
+import { InvalidJobError } from "../../core/errors.js";
 import { shardOf } from "../../core/ids.js";
 import type { Job, JobStatus, NewJob } from "../../core/job.js";
-import { FINISHED_STATUSES, JOB_STATUSES } from "../../core/job.js";
+import { JOB_STATUSES } from "../../core/job.js";
 import type {
   BucketCount,
   CancelResult,
@@ -21,10 +21,11 @@ import type {
 import { clientConfig, createPool, inTransaction, withRetry } from "./connection.js";
 import { DueNotifier } from "./due-notifier.js";
 import { insertKeyed } from "./insert.js";
+import { listJobs } from "./list.js";
+import { moveOnce } from "./move.js";
+import { fixedSettings, type Settings } from "./settings.js";
 import { applyMigrations } from "./migrations.js";
 import {
-  DEFAULT_BUCKET_WIDTH_MS,
-  DEFAULT_SHARD_COUNT,
   resolvePostgresOptions,
   type PostgresStoreOptions,
   type ResolvedPostgresOptions,
@@ -32,19 +33,6 @@ import {
 import { Partitions } from "./partitions.js";
 import { byDue, insertArrays, newJobRow, rowToJob, type JobRow } from "./rows.js";
 import { statements, type Statements } from "./statements.js";
-
-/** A dead job's idempotency key is held by another live job (retry refused). */
-class KeyHeld extends Error {
-  constructor(readonly holder: string) {
-    super(`idempotency key held by ${holder}`);
-  }
-}
-
-interface Settings {
-  bucketWidthMs: number;
-  historyWidthMs: number;
-  shardCount: number;
-}
 
 /**
  * The production store: PostgreSQL through a node-postgres pool. Pending jobs live in
@@ -179,27 +167,7 @@ export class PostgresStore implements Store {
   }
 
   async jobsList(p: JobsListParams): Promise<Job[]> {
-    const statuses = new Set(p.statuses ?? JOB_STATUSES);
-    const args = [
-      p.dueFrom ?? Number.MIN_SAFE_INTEGER,
-      p.dueTo ?? Number.MAX_SAFE_INTEGER,
-      p.after?.dueAt ?? Number.MIN_SAFE_INTEGER,
-      p.after?.id ?? "",
-      p.tenant ?? null,
-      p.limit,
-    ];
-    const finished = FINISHED_STATUSES.filter((st) => statuses.has(st));
-    const rows = await this.run("listing jobs", async () => {
-      const parts = await Promise.all([
-        statuses.has("pending") ? this.pool.query<JobRow>(this.sql.listPending, args) : null,
-        statuses.has("claimed") ? this.pool.query<JobRow>(this.sql.listClaimed, args) : null,
-        finished.length > 0
-          ? this.pool.query<JobRow>(this.sql.listHistory, [...args, finished])
-          : null,
-      ]);
-      return parts.flatMap((r) => r?.rows ?? []);
-    });
-    return rows.map(rowToJob).sort(byDue).slice(0, p.limit);
+    return this.run("listing jobs", () => listJobs(this.pool, this.sql, p));
   }
 
   /** PostgreSQL indexes every pending job by due time: there is nothing to stage. */
@@ -300,7 +268,6 @@ export class PostgresStore implements Store {
     }
     await this.ensureLive([p.bucket], p.now);
     const shard = shardOf(p.id, this.shardCount);
-    const stmt = from === "pending" ? this.sql.reschedule : this.sql.retryDead;
     const args = [
       shard,
       p.id,
@@ -313,22 +280,7 @@ export class PostgresStore implements Store {
     for (let attempt = 0; ; attempt++) {
       const { rows, holder } = await this.run(
         from === "pending" ? "rescheduling a job" : "retrying a job",
-        () =>
-          withRetry(async (): Promise<{ rows: JobRow[]; holder?: string }> => {
-            if (from === "pending")
-              return { rows: (await this.pool.query<JobRow>(stmt, args)).rows };
-            try {
-              return await inTransaction(this.pool, async (c) => {
-                await c.query(this.sql.retryKeyTake, [shard, p.id]);
-                const held = await c.query<{ id: string }>(this.sql.retryKeyHolder, [shard, p.id]);
-                if (held.rows[0]) throw new KeyHeld(held.rows[0].id); // rolls back
-                return { rows: (await c.query<JobRow>(stmt, args)).rows };
-              });
-            } catch (err) {
-              if (err instanceof KeyHeld) return { rows: [], holder: err.holder };
-              throw err;
-            }
-          }),
+        () => withRetry(() => moveOnce(this.pool, this.sql, from, [shard, p.id], args)),
       );
       if (rows[0]) {
         await this.notifyEarlier(p.dueAt, p.now);
@@ -369,14 +321,17 @@ export class PostgresStore implements Store {
     return { requeued: rows[0]?.requeued ?? 0, dead: rows[0]?.dead ?? 0 };
   }
 
-  async jobsNextDue(_params: { now: number }): Promise<NextDue> {
+  async jobsNextDue(params: { now: number; shards?: readonly number[] }): Promise<NextDue> {
     const { rows } = await this.run("reading the next due time", () =>
       this.pool.query<{ bucket: number | null; due_at: number | null }>(this.sql.nextDue, [
         this.bucketWidthMs,
+        params.shards === undefined ? null : [...params.shards],
       ]),
     );
     const earliestDue = rows[0]?.due_at ?? null;
-    this.notifier.observe(earliestDue);
+    // Only an all-shards reading says what every node knows; a sharded one must not
+    // suppress notifications meant for other nodes' shards.
+    this.notifier.observe(params.shards === undefined ? earliestDue : null);
     return { earliestDue, nextUnstagedBucket: null };
   }
 
@@ -485,44 +440,4 @@ export class PostgresStore implements Store {
       throw new Error(what, { cause: err });
     }
   }
-}
-
-/** Settings fixed at creation: recorded on first open, and a different value later is refused. */
-async function fixedSettings(
-  pool: pg.Pool,
-  sql: Statements,
-  o: ResolvedPostgresOptions,
-): Promise<Settings> {
-  const get = async (
-    name: string,
-    wanted: number | undefined,
-    fallback: number,
-    option: string,
-  ) => {
-    await pool.query(sql.metaInsert, [name, String(wanted ?? fallback)]);
-    const { rows } = await pool.query<{ value: string }>(sql.metaGet, [name]);
-    const stored = Number(rows[0]?.value);
-    if (wanted !== undefined && stored !== wanted) {
-      throw new InvalidOptionError(
-        option,
-        `${stored} (the value this schema was created with)`,
-        wanted,
-      );
-    }
-    return stored;
-  };
-  const bucketWidthMs = await get(
-    "bucket_width_ms",
-    o.bucketWidthMs,
-    DEFAULT_BUCKET_WIDTH_MS,
-    "bucketWidthMs",
-  );
-  const historyWidthMs = await get(
-    "history_width_ms",
-    o.historyWidthMs,
-    bucketWidthMs,
-    "historyWidthMs",
-  );
-  const shardCount = await get("shard_count", o.shardCount, DEFAULT_SHARD_COUNT, "shardCount");
-  return { bucketWidthMs, historyWidthMs, shardCount };
 }

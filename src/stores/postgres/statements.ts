@@ -81,10 +81,10 @@ export function statements(schema: string) {
         LIMIT $2::int
         FOR UPDATE SKIP LOCKED
       ), moved AS (
-        DELETE FROM ${s}.jobs_live l
+        DELETE FROM ${s}.jobs_live l USING due
         WHERE l.due_at <= $1::bigint
           AND l.ctid = ANY (ARRAY(SELECT ctid FROM due))
-          AND (l.tableoid, l.ctid) = ANY (ARRAY(SELECT (tableoid, ctid) FROM due))
+          AND l.tableoid = due.tableoid AND l.ctid = due.ctid
         RETURNING l.*
       )
       INSERT INTO ${s}.jobs_claimed (${COLS}, lease_owner, lease_expires_at)
@@ -214,12 +214,20 @@ export function statements(schema: string) {
     /**
      * Earliest pending due time: the earliest bucket from the counters (primary key of
      * bucket_counts), then the first entry of index (due_at, id) inside that bucket's
-     * range (its partition and the default one, pruned at run time). Never a scan.
+     * range (its partition and the default one, pruned at run time). Never a scan. With
+     * shards, only their jobs count: when the earliest bucket holds none of them, the
+     * later partitions are searched too (one index descent each, off the hot path).
      */
     nextDue: `WITH b AS (SELECT min(bucket) AS bucket FROM ${s}.bucket_counts)
       SELECT (SELECT bucket FROM b) AS bucket,
-        (SELECT min(due_at) FROM ${s}.jobs_live
-          WHERE due_at >= (SELECT bucket FROM b) AND due_at < (SELECT bucket FROM b) + $1::bigint) AS due_at`,
+        COALESCE(
+          (SELECT min(due_at) FROM ${s}.jobs_live
+            WHERE due_at >= (SELECT bucket FROM b) AND due_at < (SELECT bucket FROM b) + $1::bigint
+              AND ($2::int[] IS NULL OR shard = ANY($2::int[]))),
+          (SELECT min(due_at) FROM ${s}.jobs_live
+            WHERE $2::int[] IS NOT NULL AND due_at >= (SELECT bucket FROM b) + $1::bigint
+              AND shard = ANY($2::int[]))
+        ) AS due_at`,
 
     bucketCounts: `SELECT bucket, sum(pending)::bigint AS pending FROM ${s}.bucket_counts
       WHERE bucket >= $1 AND bucket < $2 AND ($3::text IS NULL OR tenant = $3)
