@@ -52,7 +52,6 @@ export async function startTestService(opts: Partial<ServiceOptions> = {}): Prom
   const umbrellaKey = await createApiKey(keys, "umbrella");
   await keys.close();
   const svc = await startService({
-    db,
     port: 0,
     allowPrivateTargets: true,
     logLevel: "silent",
