@@ -123,11 +123,10 @@ export async function nowView(
   const store = scheduler.options.store;
   const now = scheduler.options.clock.now();
   const minutes = q.minutes === undefined ? 30 : intParam(q.minutes, "minutes", 1, 60);
-  const [counts, first] = await Promise.all([
+  const [counts, oldest] = await Promise.all([
     store.jobsCountByStatus({ tenant }),
-    scheduler.list({ tenant, status: "pending", limit: 1 }),
+    oldestOverdue(scheduler, tenant, now),
   ]);
-  const oldest = first.jobs[0];
   return {
     now,
     minutes: scheduler.activity.minutes(now, minutes, tenant),
@@ -135,12 +134,30 @@ export async function nowView(
     counts,
     backlog: counts.pending,
     inFlight: counts.claimed,
-    oldestOverdue:
-      oldest && oldest.dueAt <= now
-        ? { id: oldest.id, dueAt: oldest.dueAt, lateByMs: now - oldest.dueAt }
-        : null,
+    oldestOverdue: oldest
+      ? { id: oldest.id, dueAt: oldest.dueAt, lateByMs: now - oldest.dueAt }
+      : null,
     deadLastDay: dead.lastDay(now, tenant),
   };
+}
+
+/**
+ * The tenant's pending job due earliest, if it is due already. `jobsNextDue` (the head of the
+ * hot index and the earliest unstaged bucket, O(1)) answers the usual case, nothing overdue
+ * for anyone, without touching job rows; otherwise one listing of pending jobs due before
+ * now stops at the first row, reading only the oldest bucket that holds one.
+ */
+async function oldestOverdue(
+  scheduler: Scheduler,
+  tenant: string,
+  now: number,
+): Promise<Job | null> {
+  const store = scheduler.options.store;
+  const next = await store.jobsNextDue({ now });
+  const due = (t: number | null) => t !== null && t <= now;
+  if (!due(next.earliestDue) && !due(next.nextUnstagedBucket)) return null;
+  const [first] = await store.jobsList({ tenant, statuses: ["pending"], dueTo: now + 1, limit: 1 });
+  return first ?? null;
 }
 
 /** A job as the jobs table shows it (no payload). */
