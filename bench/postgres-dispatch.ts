@@ -39,7 +39,7 @@ export async function pgDispatch(sizes: PgSizes): Promise<BenchResult> {
       await new Promise((r) => setTimeout(r, 1500)); // leases settle (heartbeat 500 ms)
       const writer = new Scheduler({ store });
       const n = sizes.dispatchJobs;
-      const t0 = Date.now() + Math.max(2000, n / 40);
+      const t0 = Date.now() + Math.max(2000, n / 15); // every write done before T
       const inputs: ScheduleInput[] = Array.from({ length: n }, (_, i) => ({
         dueAt: t0 + Math.floor((i * 1000) / n),
         target: "noop",

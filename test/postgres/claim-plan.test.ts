@@ -4,7 +4,12 @@ import { createIdGenerator, shardOf } from "../../src/core/ids.js";
 import type { NewJob } from "../../src/core/job.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
 import { statements } from "../../src/stores/postgres/statements.js";
-import { freshSchema, startPostgres, type PostgresServer } from "../support/postgres-server.js";
+import {
+  dropCreatedSchemas,
+  freshSchema,
+  startPostgres,
+  type PostgresServer,
+} from "../support/postgres-server.js";
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 5, 15, 12, 0, 0);
@@ -70,6 +75,7 @@ describe("postgres claim plan", () => {
 
   afterAll(async () => {
     await store?.close();
+    if (server) await dropCreatedSchemas(server.url);
     await server?.stop();
   });
 

@@ -1,6 +1,11 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
-import { freshSchema, startPostgres, type PostgresServer } from "../support/postgres-server.js";
+import {
+  dropCreatedSchemas,
+  freshSchema,
+  startPostgres,
+  type PostgresServer,
+} from "../support/postgres-server.js";
 import { insertAll, jobMaker } from "./helpers.js";
 
 const T0 = Date.UTC(2026, 6, 1, 9, 0, 0);
@@ -10,6 +15,7 @@ beforeAll(async () => {
   server = await startPostgres();
 });
 afterAll(async () => {
+  if (server) await dropCreatedSchemas(server.url);
   await server?.stop();
 });
 

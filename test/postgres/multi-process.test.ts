@@ -5,7 +5,12 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
-import { freshSchema, startPostgres, type PostgresServer } from "../support/postgres-server.js";
+import {
+  dropCreatedSchemas,
+  freshSchema,
+  startPostgres,
+  type PostgresServer,
+} from "../support/postgres-server.js";
 import { insertAll, jobMaker } from "./helpers.js";
 
 const worker = fileURLToPath(new URL("./node-worker.ts", import.meta.url));
@@ -22,6 +27,7 @@ beforeAll(async () => {
 const spawned: ChildProcess[] = [];
 afterAll(async () => {
   for (const p of spawned) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
+  if (server) await dropCreatedSchemas(server.url);
   await server?.stop();
   rmSync(dir, { recursive: true, force: true });
 });

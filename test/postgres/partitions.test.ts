@@ -1,7 +1,12 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { PartitionMaintenance } from "../../src/stores/postgres/partition-maintenance.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
-import { freshSchema, startPostgres, type PostgresServer } from "../support/postgres-server.js";
+import {
+  dropCreatedSchemas,
+  freshSchema,
+  startPostgres,
+  type PostgresServer,
+} from "../support/postgres-server.js";
 import { fireAll, insertAll, jobMaker } from "./helpers.js";
 
 const DAY = 86_400_000;
@@ -13,6 +18,7 @@ beforeAll(async () => {
   server = await startPostgres();
 });
 afterAll(async () => {
+  if (server) await dropCreatedSchemas(server.url);
   await server?.stop();
 });
 

@@ -1,13 +1,19 @@
 import { afterAll, beforeAll } from "vitest";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
 import { describeStoreContract } from "../contract/store-contract.js";
-import { freshSchema, startPostgres, type PostgresServer } from "../support/postgres-server.js";
+import {
+  dropCreatedSchemas,
+  freshSchema,
+  startPostgres,
+  type PostgresServer,
+} from "../support/postgres-server.js";
 
 let server: PostgresServer;
 beforeAll(async () => {
   server = await startPostgres();
 });
 afterAll(async () => {
+  if (server) await dropCreatedSchemas(server.url);
   await server?.stop();
 });
 

@@ -4,7 +4,12 @@ import { createIdGenerator, shardOf } from "../../src/core/ids.js";
 import type { NewJob } from "../../src/core/job.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
 import { assignShards, ShardLeases } from "../../src/stores/postgres/shard-leases.js";
-import { freshSchema, startPostgres, type PostgresServer } from "../support/postgres-server.js";
+import {
+  dropCreatedSchemas,
+  freshSchema,
+  startPostgres,
+  type PostgresServer,
+} from "../support/postgres-server.js";
 
 const T0 = Date.UTC(2026, 5, 1, 8, 0, 0);
 const HB = 1000;
@@ -15,6 +20,7 @@ beforeAll(async () => {
   server = await startPostgres();
 });
 afterAll(async () => {
+  if (server) await dropCreatedSchemas(server.url);
   await server?.stop();
 });
 

@@ -39,11 +39,31 @@ export interface PostgresServer {
 }
 
 let counter = 0;
+const created = new Set<string>();
 
 /** A schema name unique to this process and call, for one test's store. */
 export function freshSchema(prefix = "t"): string {
   counter += 1;
-  return `${prefix}_${process.pid}_${Date.now().toString(36)}_${counter}`;
+  const name = `${prefix}_${process.pid}_${Date.now().toString(36)}_${counter}`;
+  created.add(name);
+  return name;
+}
+
+/**
+ * Drops every schema `freshSchema` named in this process (call in afterAll before
+ * stopping the server): a server named by PG_URL outlives the run, so tests clean up.
+ */
+export async function dropCreatedSchemas(url: string): Promise<void> {
+  const names = [...created];
+  created.clear();
+  if (names.length === 0) return;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const n of names) await client.query(`DROP SCHEMA IF EXISTS "${n}" CASCADE`);
+  } finally {
+    await client.end();
+  }
 }
 
 /** Drops a schema created by a test (best effort). */
