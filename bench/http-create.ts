@@ -22,8 +22,9 @@ export async function httpCreate(sizes: HttpSizes = httpSizes()): Promise<BenchR
       method: "POST",
       connections: 32,
       pipelining: 1,
+      // Bounded by time and by count (autocannon's `amount` would override `duration`).
       duration: sizes.createSeconds,
-      amount: sizes.createMax,
+      maxOverallRequests: sizes.createMax,
       headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" },
       body: JSON.stringify({
         dueAt: "in 3 days",
@@ -44,14 +45,19 @@ export async function httpCreate(sizes: HttpSizes = httpSizes()): Promise<BenchR
       method: "POST",
       connections: Math.min(4, sizes.batchRequests),
       pipelining: 1,
-      amount: sizes.batchRequests,
+      duration: 60,
+      maxOverallRequests: sizes.batchRequests,
       headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" },
       body: batchBody,
     });
 
     const stats = (await getJson(server, "/v1/stats")) as { counts: { pending: number } };
     const acknowledged = 50 + single["2xx"] + batch["2xx"] * 1000;
-    const consistent = stats.counts.pending === acknowledged;
+    // A run cut by its time limit leaves up to one request per connection unanswered, which
+    // the server may still have stored: nothing acknowledged may be missing, nothing extra
+    // beyond those.
+    const consistent =
+      stats.counts.pending >= acknowledged && stats.counts.pending <= acknowledged + 32 + 4 * 1000;
     const singleRate = single["2xx"] / (single.duration || 1);
     const batchJobsRate = (batch["2xx"] * 1000) / (batch.duration || 1);
     return {
@@ -75,7 +81,7 @@ export async function httpCreate(sizes: HttpSizes = httpSizes()): Promise<BenchR
           pass: null,
         },
         {
-          metric: "every 2xx stored, no error or non-2xx",
+          metric: "every 2xx stored (none lost), no error or non-2xx",
           value: `${stats.counts.pending} stored / ${acknowledged} acknowledged; ${single.errors + batch.errors} errors, ${single.non2xx + batch.non2xx} non-2xx`,
           goal: "all",
           baseline: "-",

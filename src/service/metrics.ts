@@ -82,14 +82,23 @@ export class ServiceMetrics {
       };
     for (const o of ["fired", "failed", "dead", "expired"] as const) scheduler.on(o, onOutcome(o));
     const registers = [this.registry];
+    // One read of the store's counters per scrape, shared by the gauges below.
+    let snapshot: { at: number; stats: ReturnType<Scheduler["stats"]> } | null = null;
+    const stats = (): ReturnType<Scheduler["stats"]> => {
+      const now = Date.now();
+      if (!snapshot || now - snapshot.at > 250) {
+        snapshot = { at: now, stats: scheduler.stats({ buckets: 0 }) };
+      }
+      return snapshot.stats;
+    };
     new client.Gauge({
       name: "duetime_jobs",
       help: "Jobs in the store by state (all tenants), from the store's counters",
       labelNames: ["status"],
       registers,
       async collect() {
-        const stats = await scheduler.stats({ buckets: 0 });
-        for (const st of JOB_STATUSES) this.set({ status: st }, stats.counts[st]);
+        const s = await stats();
+        for (const st of JOB_STATUSES) this.set({ status: st }, s.counts[st]);
       },
     });
     new client.Gauge({
@@ -97,10 +106,10 @@ export class ServiceMetrics {
       help: "Pending jobs in buckets that ended before now (the catch-up backlog)",
       registers,
       async collect() {
-        const stats = await scheduler.stats({ buckets: 0 });
+        const s = await stats();
         const now = scheduler.options.clock.now();
         let n = 0;
-        for (const b of stats.buckets) if (b.bucket + stats.bucketWidthMs <= now) n += b.pending;
+        for (const b of s.buckets) if (b.bucket + s.bucketWidthMs <= now) n += b.pending;
         this.set(n);
       },
     });
@@ -109,7 +118,7 @@ export class ServiceMetrics {
       help: "Jobs claimed by this process and not yet settled",
       registers,
       async collect() {
-        this.set((await scheduler.stats({ buckets: 0 })).inFlight);
+        this.set((await stats()).inFlight);
       },
     });
   }

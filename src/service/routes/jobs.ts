@@ -40,6 +40,13 @@ interface ItemError {
  * request's tenant; another tenant's job answers exactly as a missing one (jobNotFound).
  */
 export function jobRoutes(app: FastifyInstance, o: JobRoutesOptions): void {
+  createRoutes(app, o);
+  readRoutes(app, o.scheduler);
+  changeRoutes(app, o);
+}
+
+/** POST /v1/jobs and POST /v1/jobs/batch. */
+function createRoutes(app: FastifyInstance, o: JobRoutesOptions): void {
   const s = o.scheduler;
   const ctxOf = (request: FastifyRequest, prefix = "") => ({
     tenant: request.tenant,
@@ -99,7 +106,10 @@ export function jobRoutes(app: FastifyInstance, o: JobRoutesOptions): void {
       jobs: results.map((r) => ({ created: r.created, job: jobView(r.job) })),
     });
   });
+}
 
+/** GET /v1/jobs/:id and GET /v1/jobs. */
+function readRoutes(app: FastifyInstance, s: Scheduler): void {
   app.get<{ Params: { id: string } }>("/v1/jobs/:id", async (request, reply) => {
     const job = await s.get(request.params.id, { tenant: request.tenant });
     if (!job) throw jobNotFound(request.params.id);
@@ -110,7 +120,11 @@ export function jobRoutes(app: FastifyInstance, o: JobRoutesOptions): void {
     const page = await s.list({ ...listQueryFrom(request.query), tenant: request.tenant });
     return { jobs: page.jobs.map(jobView), nextCursor: page.nextCursor };
   });
+}
 
+/** POST /v1/jobs/:id/reschedule and POST /v1/jobs/:id/cancel. */
+function changeRoutes(app: FastifyInstance, o: JobRoutesOptions): void {
+  const s = o.scheduler;
   app.post<{ Params: { id: string } }>(
     "/v1/jobs/:id/reschedule",
     { bodyLimit: o.bodyLimit },

@@ -92,40 +92,9 @@ export function createWebhookDelivery(options: WebhookOptions): WebhookDelivery 
   const handler: Handler = async (job: Job, ctx: HandlerContext) => {
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
-    let url: URL;
-    try {
-      url = new URL(job.target);
-      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("scheme");
-    } catch {
-      report({ outcome: "permanent", status: null, durationMs: 0 });
-      throw new PermanentJobError(`target ${JSON.stringify(job.target)} is not an http(s) URL`);
-    }
-    if (!allowPrivate) {
-      const refusal = literalAddressRefusal(url);
-      if (refusal) {
-        report({ outcome: "refused", status: null, durationMs: 0 });
-        throw new PermanentJobError(refusal.message);
-      }
-    }
-    const body = JSON.stringify({
-      id: job.id,
-      key: job.key,
-      tenant: job.tenant,
-      dueAt: new Date(job.dueAt).toISOString(),
-      attempt: ctx.attempt,
-      payload: job.payload,
-    } satisfies WebhookBody);
-    const timestamp = Math.floor(now() / 1000);
+    const url = targetUrl(job, allowPrivate, report);
     const secret = await options.secretFor(job.tenant);
-    const headers: Record<string, string> = {
-      ...jobHeaders(job),
-      "content-type": "application/json",
-      "user-agent": "duetime-webhook/1",
-      [JOB_ID_HEADER]: job.id,
-      [ATTEMPT_HEADER]: String(ctx.attempt),
-      [TIMESTAMP_HEADER]: String(timestamp),
-      [SIGNATURE_HEADER]: signatureHeader(secret, timestamp, body),
-    };
+    const { body, headers } = signedRequest(job, ctx.attempt, secret, Math.floor(now() / 1000));
     const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
     let res: Awaited<ReturnType<typeof request>>;
     try {
@@ -170,6 +139,55 @@ export function createWebhookDelivery(options: WebhookOptions): WebhookDelivery 
   };
 
   return { handler, close: () => agent.close() };
+}
+
+/** The job's target as a URL, or a permanent failure (not http(s), or a private literal). */
+function targetUrl(job: Job, allowPrivate: boolean, report: (a: DeliveryAttempt) => void): URL {
+  let url: URL;
+  try {
+    url = new URL(job.target);
+  } catch {
+    url = new URL("invalid:");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    report({ outcome: "permanent", status: null, durationMs: 0 });
+    throw new PermanentJobError(`target ${JSON.stringify(job.target)} is not an http(s) URL`);
+  }
+  const refusal = allowPrivate ? null : literalAddressRefusal(url);
+  if (refusal) {
+    report({ outcome: "refused", status: null, durationMs: 0 });
+    throw new PermanentJobError(refusal.message);
+  }
+  return url;
+}
+
+/** The body and headers of one attempt, signed with the tenant's secret. */
+function signedRequest(
+  job: Job,
+  attempt: number,
+  secret: string,
+  timestamp: number,
+): { body: string; headers: Record<string, string> } {
+  const body = JSON.stringify({
+    id: job.id,
+    key: job.key,
+    tenant: job.tenant,
+    dueAt: new Date(job.dueAt).toISOString(),
+    attempt,
+    payload: job.payload,
+  } satisfies WebhookBody);
+  return {
+    body,
+    headers: {
+      ...jobHeaders(job),
+      "content-type": "application/json",
+      "user-agent": "duetime-webhook/1",
+      [JOB_ID_HEADER]: job.id,
+      [ATTEMPT_HEADER]: String(attempt),
+      [TIMESTAMP_HEADER]: String(timestamp),
+      [SIGNATURE_HEADER]: signatureHeader(secret, timestamp, body),
+    },
+  };
 }
 
 function jobHeaders(job: Job): Record<string, string> {

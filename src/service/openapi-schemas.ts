@@ -1,0 +1,195 @@
+import { JOB_STATUSES } from "../core/job.js";
+
+/** The schemas of the OpenAPI document (components.schemas); see openapi.ts. */
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+export const SCHEMAS: Record<string, unknown> = {
+  JobInput: {
+    type: "object",
+    additionalProperties: false,
+    required: ["target"],
+    properties: {
+      dueAt: {
+        description:
+          'When: ISO 8601 with offset, epoch ms, "in 10 minutes", or "tomorrow 9am" (read in timeZone). Exactly one of dueAt and delayMs.',
+        oneOf: [{ type: "string" }, { type: "integer" }],
+      },
+      delayMs: { type: "integer", minimum: 0, description: "Fire this many ms from now" },
+      timeZone: {
+        type: "string",
+        description: "IANA zone for natural-language dueAt (default UTC)",
+      },
+      target: { type: "string", format: "uri", description: "Webhook URL (http or https)" },
+      headers: {
+        type: "object",
+        additionalProperties: { type: "string" },
+        description: "Extra headers sent with the webhook",
+      },
+      payload: { description: "Any JSON, sent as `payload` (default null; size limited)" },
+      key: {
+        type: "string",
+        description: "Idempotency key: a live job with it is returned instead (200)",
+      },
+      maxAttempts: { type: "integer", minimum: 1, maximum: 1000 },
+      expireAfterMs: {
+        type: "integer",
+        minimum: 0,
+        description: "Misfire tolerance: expire instead of firing when this late",
+      },
+    },
+  },
+  RescheduleInput: {
+    type: "object",
+    additionalProperties: false,
+    properties: {
+      dueAt: { oneOf: [{ type: "string" }, { type: "integer" }] },
+      delayMs: { type: "integer", minimum: 0 },
+      timeZone: { type: "string" },
+    },
+  },
+  Job: {
+    type: "object",
+    required: ["id", "status", "dueAt", "target", "version"],
+    properties: {
+      id: { type: "string" },
+      key: { type: ["string", "null"] },
+      status: { type: "string", enum: [...JOB_STATUSES] },
+      dueAt: { type: "string", format: "date-time" },
+      target: { type: "string" },
+      headers: { type: ["object", "null"], additionalProperties: { type: "string" } },
+      payload: {},
+      attempts: { type: "integer" },
+      maxAttempts: { type: "integer" },
+      expireAfterMs: { type: ["integer", "null"] },
+      version: { type: "integer" },
+      lastError: {
+        type: ["string", "null"],
+        description: "Last failure, with the HTTP status when there was one",
+      },
+      lastResult: { description: "Result of the successful attempt: {status, durationMs}" },
+      createdAt: { type: "string", format: "date-time" },
+      updatedAt: { type: "string", format: "date-time" },
+      firedAt: { type: ["string", "null"], format: "date-time" },
+      finishedAt: { type: ["string", "null"], format: "date-time" },
+    },
+  },
+  JobEnvelope: { type: "object", required: ["job"], properties: { job: ref("Job") } },
+  JobCreated: {
+    type: "object",
+    required: ["created", "job"],
+    properties: { created: { type: "boolean" }, job: ref("Job") },
+  },
+  JobOutcome: {
+    type: "object",
+    required: ["outcome", "job"],
+    properties: {
+      outcome: { type: "string", enum: ["cancelled", "rescheduled"] },
+      job: ref("Job"),
+    },
+  },
+  BatchCreated: {
+    type: "object",
+    required: ["jobs"],
+    properties: { jobs: { type: "array", items: ref("JobCreated") } },
+  },
+  JobPage: {
+    type: "object",
+    required: ["jobs", "nextCursor"],
+    properties: {
+      jobs: { type: "array", items: ref("Job") },
+      nextCursor: { type: ["string", "null"] },
+    },
+  },
+  Error: {
+    type: "object",
+    required: ["code", "field", "expected", "received", "message"],
+    properties: {
+      code: { type: "string" },
+      field: { type: "string" },
+      expected: { type: "string" },
+      received: { type: "string" },
+      message: { type: "string" },
+    },
+  },
+  ErrorBody: { type: "object", required: ["error"], properties: { error: ref("Error") } },
+  OutcomeErrorBody: {
+    type: "object",
+    required: ["error", "job"],
+    properties: { error: ref("Error"), outcome: { type: "string" }, job: ref("Job") },
+  },
+  BatchErrorBody: {
+    type: "object",
+    required: ["error", "errors"],
+    properties: {
+      error: ref("Error"),
+      errors: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: {
+            index: { type: "integer" },
+            field: { type: "string" },
+            expected: { type: "string" },
+            received: { type: "string" },
+            message: { type: "string" },
+          },
+        },
+      },
+    },
+  },
+  Stats: {
+    type: "object",
+    properties: {
+      counts: { type: "object", additionalProperties: { type: "integer" } },
+      bucketWidthMs: { type: "integer" },
+      buckets: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: {
+            bucket: { type: "string", format: "date-time" },
+            pending: { type: "integer" },
+            overdue: { type: "boolean" },
+          },
+        },
+      },
+      pendingBeyondBuckets: { type: "integer" },
+      lateness: {
+        type: "object",
+        description: "Lateness (ms) of what this server fired in the last hour",
+        properties: {
+          windowMinutes: { type: "integer" },
+          count: { type: "integer" },
+          p50: { type: "number" },
+          p99: { type: "number" },
+          max: { type: "number" },
+        },
+      },
+      perMinute: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: {
+            minute: { type: "string", format: "date-time" },
+            fired: { type: "integer" },
+            failed: { type: "integer" },
+            dead: { type: "integer" },
+            expired: { type: "integer" },
+          },
+        },
+      },
+    },
+  },
+  WebhookBody: {
+    type: "object",
+    required: ["id", "key", "tenant", "dueAt", "attempt", "payload"],
+    properties: {
+      id: { type: "string" },
+      key: { type: ["string", "null"] },
+      tenant: { type: "string" },
+      dueAt: { type: "string", format: "date-time" },
+      attempt: { type: "integer" },
+      payload: {},
+    },
+  },
+};
