@@ -18,6 +18,12 @@ function packageVersion(): string {
   }
 }
 
+// Output piped into a reader that stops early (`duetime list | head`) is not an error.
+process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+  if (err.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  throw err;
+});
+
 try {
   await buildProgram(packageVersion()).parseAsync(process.argv);
 } catch (err) {
