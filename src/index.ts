@@ -40,6 +40,15 @@ export {
 export type * from "./store/store.js";
 export { SqliteStore } from "./stores/sqlite/sqlite-store.js";
 export type { SqliteStoreOptions } from "./stores/sqlite/sqlite-store.js";
+export { PostgresStore } from "./stores/postgres/postgres-store.js";
+export type { PostgresStoreOptions } from "./stores/postgres/options.js";
+export { ShardLeases } from "./stores/postgres/shard-leases.js";
+export type { ShardLeasesOptions, HeartbeatResult } from "./stores/postgres/shard-leases.js";
+export { PartitionMaintenance } from "./stores/postgres/partition-maintenance.js";
+export type {
+  PartitionMaintenanceOptions,
+  MaintenanceResult,
+} from "./stores/postgres/partition-maintenance.js";
 export { openStore } from "./stores/open-store.js";
 export type { OpenStoreOptions } from "./stores/open-store.js";
 export { createScheduler } from "./create-scheduler.js";

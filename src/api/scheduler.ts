@@ -6,7 +6,13 @@ import { createIdGenerator } from "../core/ids.js";
 import type { Job, JobStatus } from "../core/job.js";
 import { validateScheduleInput, type ScheduleInput } from "../core/schedule-input.js";
 import { parseDueTime } from "../core/time-input.js";
-import type { BucketCount, CancelResult, RescheduleResult, Store } from "../store/store.js";
+import type {
+  BucketCount,
+  CancelResult,
+  NodeServices,
+  RescheduleResult,
+  Store,
+} from "../store/store.js";
 import { Dispatcher, type DispatchOutcome, type Handler } from "../engine/dispatcher.js";
 import { LeaseSweeper } from "../engine/lease-sweeper.js";
 import type { Logger } from "../engine/logger.js";
@@ -69,6 +75,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private readonly sweeper: LeaseSweeper;
   private readonly retention: Retention;
   private unsubscribe: (() => void) | null = null;
+  private node: NodeServices | null = null;
+  private nodeStarting: Promise<void> | null = null;
   private started = false;
 
   constructor(options: SchedulerOptions) {
@@ -103,6 +111,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       options: o,
       held: () => this.wheel.size + this.dispatcher.load,
       onClaimed: (jobs) => this.wheel.add(jobs),
+      shards: () => this.claimableShards(),
     });
     this.sweeper = new LeaseSweeper({
       store: this.store,
@@ -290,10 +299,29 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     };
   }
 
-  /** Starts firing: the watcher, the lease sweeper and retention. */
+  /**
+   * Starts firing: the watcher, the lease sweeper, retention, and whatever the store runs
+   * for a firing node (PostgreSQL: shard leases and partition maintenance).
+   */
   start(): void {
     if (this.started) return;
     this.started = true;
+    // With an explicit `shards` option the caller runs the node services itself.
+    if (this.store.nodeStart && !this.options.shards) {
+      this.nodeStarting = this.store
+        .nodeStart({
+          nodeId: this.options.nodeId,
+          onShardsChange: () => this.watcher.wake(),
+          onError: (err) => this.logger.error({ err }, "node services error; carrying on"),
+        })
+        .then(
+          (node) => {
+            this.node = node;
+            this.watcher.wake();
+          },
+          (err: unknown) => this.logger.error({ err }, "starting node services failed"),
+        );
+    }
     this.unsubscribe = this.store.onEarlierDue?.((dueAt) => this.watcher.wakeFor(dueAt)) ?? null;
     this.watcher.start();
     this.sweeper.start();
@@ -312,6 +340,10 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.unsubscribe?.();
     this.unsubscribe = null;
     await Promise.all([this.watcher.stop(), this.sweeper.stop(), this.retention.stop()]);
+    await this.nodeStarting;
+    await this.node?.stop();
+    this.node = null;
+    this.nodeStarting = null;
     const unstarted = [...this.wheel.drain(), ...this.dispatcher.takeQueued()];
     if (unstarted.length > 0) {
       const now = this.clock.now();
@@ -365,6 +397,16 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       await new Promise((r) => setImmediate(r));
     }
     await this.settler.flush();
+  }
+
+  /**
+   * Shards the watcher may claim: the `shards` option when given, else the store's node
+   * services (none until they have started), else all.
+   */
+  private claimableShards(): readonly number[] | undefined {
+    if (this.options.shards) return this.options.shards();
+    if (this.store.nodeStart) return this.node ? this.node.shards() : [];
+    return undefined;
   }
 
   private changed(kind: JobChange["kind"], job: Job, status: JobStatus = job.status): void {

@@ -62,8 +62,9 @@ export interface SchedulerOptions {
    */
   readonly maxHeld?: number;
   /**
-   * Shards this node may claim (PostgreSQL shard leases); undefined means all. Called before
-   * every claim.
+   * Shards this node may claim; undefined means all. Called before every claim. By default a
+   * store with node services (PostgreSQL) supplies it from its shard leases; pass it only to
+   * run those services yourself.
    */
   readonly shards?: () => readonly number[] | undefined;
 }

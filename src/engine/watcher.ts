@@ -23,6 +23,8 @@ export interface WatcherDeps {
   /** Jobs claimed and not yet settled (wheel + queue + running). */
   readonly held: () => number;
   readonly onClaimed: (jobs: Job[]) => void;
+  /** Shards this node may claim now; undefined means all. */
+  readonly shards: () => readonly number[] | undefined;
 }
 
 /**
@@ -58,6 +60,11 @@ export class Watcher {
     this.loop.wakeAt(dueAt - this.d.options.horizonMs);
   }
 
+  /** Run a pass now (shard ownership changed, say). */
+  wake(): void {
+    this.loop.wake();
+  }
+
   /** Capacity was freed: if claiming had stopped for lack of room, resume now. */
   capacityFreed(): void {
     if (this.blocked && this.d.held() < this.d.options.maxHeld) {
@@ -75,7 +82,7 @@ export class Watcher {
     });
     const room = o.maxHeld - this.d.held();
     this.blocked = room <= 0;
-    const shards = o.shards?.();
+    const shards = this.d.shards();
     let claimed = 0;
     let limit = 0;
     if (room > 0 && (shards === undefined || shards.length > 0)) {
@@ -102,7 +109,7 @@ export class Watcher {
     if (r.more && !this.blocked) return 0;
     if (this.blocked) return o.maxIdleMs;
     const now = this.d.clock.now();
-    const shards = o.shards?.();
+    const shards = this.d.shards();
     const next = await this.d.store.jobsNextDue({
       now,
       ...(shards === undefined ? {} : { shards }),

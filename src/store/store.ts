@@ -93,10 +93,33 @@ export interface Store {
   historyPurge(params: { before: number; limit: number }): Promise<number>;
 
   /**
+   * Optional: starts what a firing node of this store needs beside the engine (PostgreSQL:
+   * shard leases and partition maintenance). The scheduler calls it on `start()` and stops
+   * the result on `stop()`; it claims only the shards `shards()` returns.
+   */
+  nodeStart?(params: NodeStartParams): Promise<NodeServices>;
+
+  /**
    * Optional: calls `listener` when another writer schedules a job that may be due earlier
    * than what this process knows about (PostgreSQL LISTEN/NOTIFY). Returns an unsubscribe.
    */
   onEarlierDue?(listener: (dueAt: number) => void): () => void;
+}
+
+export interface NodeStartParams {
+  /** This node's id (the lease owner name of its claims). */
+  readonly nodeId: string;
+  /** Called when the set of shards this node may claim changes. */
+  readonly onShardsChange: () => void;
+  /** Background errors (logged by the caller; the services carry on). */
+  readonly onError: (error: Error) => void;
+}
+
+export interface NodeServices {
+  /** Shards this node may claim now; undefined means all. */
+  shards(): readonly number[] | undefined;
+  /** Stops the services (releasing what they hold, such as shard leases). */
+  stop(): Promise<void>;
 }
 
 export interface InsertResult {

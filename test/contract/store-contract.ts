@@ -178,15 +178,24 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       await insert(...[...dues].reverse().map((dueAt) => job({ dueAt })));
       const now = T0 + 73 * HOUR;
       let steps = 0;
+      let staged = 0;
       for (;;) {
         const r = await store.bucketsStage({ until: now, maxRows: 50 });
         expect(r.rows).toBeLessThanOrEqual(50);
         if (!r.done && r.unstagedFrom !== null) expect(r.unstagedFrom % HOUR).toBe(0);
         if (r.done) expect(r.unstagedFrom).toBeNull();
+        staged += r.rows;
         steps++;
         if (r.done) break;
       }
-      expect(steps).toBeGreaterThanOrEqual(5);
+      // A store that stages (SQLite) stages all 216 rows, 50 at a time; a store that indexes
+      // every pending job by due time (PostgreSQL) stages nothing and is done at once.
+      if (staged > 0) {
+        expect(staged).toBe(dues.length);
+        expect(steps).toBeGreaterThanOrEqual(5);
+      } else {
+        expect(steps).toBe(1);
+      }
       const fired: number[] = [];
       for (;;) {
         const batch = await store.jobsClaimDue({

@@ -16,6 +16,8 @@ import type {
   RescheduleResult,
   Settlement,
   StageResult,
+  NodeServices,
+  NodeStartParams,
   Store,
 } from "../../store/store.js";
 import { clientConfig, createPool, inTransaction, withRetry } from "./connection.js";
@@ -31,6 +33,7 @@ import {
   type ResolvedPostgresOptions,
 } from "./options.js";
 import { Partitions } from "./partitions.js";
+import { startPostgresNode } from "./node.js";
 import { byDue, insertArrays, newJobRow, rowToJob, type JobRow } from "./rows.js";
 import { statements, type Statements } from "./statements.js";
 
@@ -109,6 +112,11 @@ export class PostgresStore implements Store {
     } finally {
       client.release();
     }
+  }
+
+  /** Shard leases and partition maintenance for a firing node (see node.ts). */
+  nodeStart(params: NodeStartParams): Promise<NodeServices> {
+    return startPostgresNode(this, params);
   }
 
   async close(): Promise<void> {
