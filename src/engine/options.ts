@@ -33,7 +33,8 @@ export interface SchedulerOptions {
   readonly stageBatchSize?: number;
   /**
    * Longest sleep of the watcher: the precision contract for jobs written by another process
-   * (writes in this process wake it at once). Default 1000.
+   * (writes in this process wake it at once). Default 1000; 30000 for a store that announces
+   * other processes' writes (PostgreSQL LISTEN/NOTIFY).
    */
   readonly maxIdleMs?: number;
   /** Lease of a claim: a job not acknowledged by then comes back. Default 60000. */
@@ -92,7 +93,9 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
     horizonMs: int(o.horizonMs, "horizonMs", 1000, 0, 3_600_000),
     stageAheadMs: int(o.stageAheadMs, "stageAheadMs", 60_000, 0, 86_400_000),
     stageBatchSize: int(o.stageBatchSize, "stageBatchSize", 5000, 1, 1_000_000),
-    maxIdleMs: int(o.maxIdleMs, "maxIdleMs", 1000, 1, 3_600_000),
+    // A store that announces earlier writes (PostgreSQL NOTIFY) needs the idle poll only as a
+    // safety net: 30 s keeps an idle node to a handful of statements a minute.
+    maxIdleMs: int(o.maxIdleMs, "maxIdleMs", o.store.onEarlierDue ? 30_000 : 1000, 1, 3_600_000),
     leaseMs: int(o.leaseMs, "leaseMs", 60_000, 100, 86_400_000),
     handlerTimeoutMs: int(o.handlerTimeoutMs, "handlerTimeoutMs", 30_000, 1, 86_400_000),
     maxAttempts: int(o.maxAttempts, "maxAttempts", 3, 1, 1000),
