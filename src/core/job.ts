@@ -105,3 +105,35 @@ export interface NewJob {
   readonly maxAttempts: number;
   readonly expireAfterMs: number | null;
 }
+
+/**
+ * The job a fresh insert stores, built without reading it back. A literal on purpose: on the
+ * bulk path, spreading `j` into a 24-key object was measured slower than the insert itself.
+ */
+export function newPendingJob(j: NewJob, now: number): Job {
+  return {
+    id: j.id,
+    tenant: j.tenant,
+    key: j.key,
+    status: "pending",
+    dueAt: j.dueAt,
+    bucket: j.bucket,
+    shard: j.shard,
+    payload: j.payload,
+    target: j.target,
+    targetOptions: j.targetOptions,
+    attempts: 0,
+    maxAttempts: j.maxAttempts,
+    expireAfterMs: j.expireAfterMs,
+    version: 1,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    fence: 0,
+    lastError: null,
+    lastResult: null,
+    createdAt: now,
+    updatedAt: now,
+    firedAt: null,
+    finishedAt: null,
+  };
+}

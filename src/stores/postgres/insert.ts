@@ -1,7 +1,7 @@
 import type pg from "pg";
-import type { Job, NewJob } from "../../core/job.js";
+import { newPendingJob, type Job, type NewJob } from "../../core/job.js";
 import type { InsertResult } from "../../store/store.js";
-import { insertArrays, newJobRow, rowToJob, type JobRow } from "./rows.js";
+import { insertArrays, rowToJob, type JobRow } from "./rows.js";
 import type { Statements } from "./statements.js";
 
 /** Thrown inside the transaction when a key's live job finished under us: the caller retries. */
@@ -50,12 +50,12 @@ export async function insertKeyed(
   });
   if (fresh.length > 0) await client.query(sql.liveInsert, insertArrays(fresh, now));
   return jobs.map((j, i) => {
-    if (j.key === null) return { job: newJobRow(j, now), created: true };
+    if (j.key === null) return { job: newPendingJob(j, now), created: true };
     const k = keyOf(j.tenant, j.key);
     const first = firstOfKey.get(k)!;
     const firstJob = jobs[first]!;
     if (tookIds.has(firstJob.id)) {
-      return { job: newJobRow(firstJob, now), created: first === i };
+      return { job: newPendingJob(firstJob, now), created: first === i };
     }
     return { job: existing.get(k)!, created: false };
   });

@@ -3,7 +3,7 @@ import { bucketOf } from "../../core/buckets.js";
 import { InvalidJobError } from "../../core/errors.js";
 import { shardOf } from "../../core/ids.js";
 import type { Job, JobStatus, NewJob } from "../../core/job.js";
-import { JOB_STATUSES } from "../../core/job.js";
+import { JOB_STATUSES, newPendingJob } from "../../core/job.js";
 import type {
   BucketCount,
   CancelResult,
@@ -34,7 +34,7 @@ import {
 } from "./options.js";
 import { Partitions } from "./partitions.js";
 import { startPostgresNode } from "./node.js";
-import { byDue, insertArrays, newJobRow, rowToJob, type JobRow } from "./rows.js";
+import { byDue, insertArrays, rowToJob, type JobRow } from "./rows.js";
 import { statements, type Statements } from "./statements.js";
 
 /**
@@ -146,7 +146,7 @@ export class PostgresStore implements Store {
       ? await withRetry(() => inTransaction(this.pool, (c) => insertKeyed(c, this.sql, jobs, now)))
       : await this.run("inserting jobs", async () => {
           await this.pool.query(this.sql.liveInsert, insertArrays(jobs, now));
-          return jobs.map((j) => ({ job: newJobRow(j, now), created: true }));
+          return jobs.map((j) => ({ job: newPendingJob(j, now), created: true }));
         });
     let earliest = Infinity;
     for (const r of results) if (r.created && r.job.dueAt < earliest) earliest = r.job.dueAt;

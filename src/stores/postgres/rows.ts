@@ -56,35 +56,6 @@ export function rowToJob(r: JobRow): Job {
   };
 }
 
-/** The row a fresh insert produced, built without reading it back. */
-export function newJobRow(j: NewJob, now: number): Job {
-  return {
-    id: j.id,
-    tenant: j.tenant,
-    key: j.key,
-    status: "pending",
-    dueAt: j.dueAt,
-    bucket: j.bucket,
-    shard: j.shard,
-    payload: j.payload,
-    target: j.target,
-    targetOptions: j.targetOptions,
-    attempts: 0,
-    maxAttempts: j.maxAttempts,
-    expireAfterMs: j.expireAfterMs,
-    version: 1,
-    leaseOwner: null,
-    leaseExpiresAt: null,
-    fence: 0,
-    lastError: null,
-    lastResult: null,
-    createdAt: now,
-    updatedAt: now,
-    firedAt: null,
-    finishedAt: null,
-  };
-}
-
 /** Column arrays for the unnest insert, in the order of statements.liveInsert. */
 export function insertArrays(jobs: readonly NewJob[], now: number): unknown[] {
   const n = jobs.length;

@@ -1,4 +1,4 @@
-import type { Job, NewJob } from "../../core/job.js";
+import { newPendingJob, type Job, type NewJob } from "../../core/job.js";
 import type { InsertResult } from "../../store/store.js";
 import type { SqliteContext } from "./context.js";
 import { CounterDeltas, rowToJob, type JobTuple } from "./rows.js";
@@ -57,39 +57,10 @@ export function insertJobs(
     if (isStaged) ctx.s.hotInsert.run(j.dueAt, seq);
     deltas.pending(j.bucket, j.tenant, 1);
     deltas.status(j.tenant, "pending", 1);
-    const job = newJobRow(j, now);
+    const job = newPendingJob(j, now);
     if (j.key !== null) byKey.set(`${j.tenant}\u0000${j.key}`, job);
     results.push({ job, created: true });
   }
   ctx.flush(deltas);
   return results;
-}
-
-/** The row a fresh insert produced, built without reading it back (a literal: spreads are slow here). */
-function newJobRow(j: NewJob, now: number): Job {
-  return {
-    id: j.id,
-    tenant: j.tenant,
-    key: j.key,
-    status: "pending",
-    dueAt: j.dueAt,
-    bucket: j.bucket,
-    shard: j.shard,
-    payload: j.payload,
-    target: j.target,
-    targetOptions: j.targetOptions,
-    attempts: 0,
-    maxAttempts: j.maxAttempts,
-    expireAfterMs: j.expireAfterMs,
-    version: 1,
-    leaseOwner: null,
-    leaseExpiresAt: null,
-    fence: 0,
-    lastError: null,
-    lastResult: null,
-    createdAt: now,
-    updatedAt: now,
-    firedAt: null,
-    finishedAt: null,
-  };
 }
