@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { InvalidOptionError } from "../../src/core/errors.js";
@@ -30,6 +31,35 @@ describe("SQLite store specifics", () => {
     const s = await openStore(join(dir.path, "new.db"));
     expect(s.bucketWidthMs).toBe(3_600_000);
     await s.close();
+  });
+
+  it("checkpoints the WAL on a worker thread, so commits never do it on the event loop", async () => {
+    const path = join(dir.path, "wal.db");
+    const store = new SqliteStore({ path });
+    expect(store.connection.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
+    const batch = (offset: number) =>
+      Array.from({ length: 2000 }, (_, i) => ({
+        id: `01J${String(offset + i).padStart(23, "0")}`,
+        tenant: "default",
+        key: null,
+        dueAt: Date.UTC(2026, 0, 2) + i,
+        bucket: Date.UTC(2026, 0, 2),
+        shard: 0,
+        payload: "x".repeat(2000),
+        target: "t",
+        targetOptions: null,
+        maxAttempts: 3,
+        expireAfterMs: null,
+      }));
+    await store.jobsInsert({ jobs: batch(0), now: 0 });
+    const first = statSync(`${path}-wal`).size;
+    expect(first).toBeGreaterThan(4_000_000);
+    // the worker checkpoints every 500 ms; once it has, the next writes reuse the WAL from
+    // its start instead of growing it (auto-checkpoint being off, only the worker can do it)
+    await new Promise((r) => setTimeout(r, 1500));
+    await store.jobsInsert({ jobs: batch(2000), now: 0 });
+    expect(statSync(`${path}-wal`).size).toBeLessThan(first * 1.5);
+    await store.close();
   });
 
   it("refuses bad options by name", () => {

@@ -21,6 +21,8 @@ export function openDatabase(o: {
   shardCount: number | undefined;
   cacheMiB: number;
   busyTimeoutMs: number;
+  /** Leave WAL checkpoints to a Checkpointer (auto-checkpoint off on this connection). */
+  checkpointElsewhere: boolean;
 }): OpenedDatabase {
   const db = new Database(o.path);
   try {
@@ -29,6 +31,7 @@ export function openDatabase(o: {
     db.pragma(`busy_timeout = ${o.busyTimeoutMs}`);
     db.pragma(`cache_size = -${o.cacheMiB * 1024}`);
     db.pragma("temp_store = MEMORY");
+    if (o.checkpointElsewhere) db.pragma("wal_autocheckpoint = 0");
     migrate(db);
     return {
       db,

@@ -17,6 +17,7 @@ import type {
   Store,
 } from "../../store/store.js";
 import { cancelJob, moveJob } from "./changes.js";
+import { Checkpointer } from "./checkpointer.js";
 import { migrate, openDatabase } from "./connection.js";
 import { SqliteContext, type Statements } from "./context.js";
 import { insertJobs } from "./insert.js";
@@ -41,6 +42,11 @@ export interface SqliteStoreOptions {
   readonly cacheMiB?: number;
   /** How long a writer waits for another process's lock, in ms. Default 5000. */
   readonly busyTimeoutMs?: number;
+  /**
+   * Run WAL checkpoints on a worker thread instead of inside whichever commit crosses the
+   * threshold (see checkpointer.ts). Default true for files, false for ":memory:".
+   */
+  readonly backgroundCheckpoints?: boolean;
 }
 
 /**
@@ -57,6 +63,7 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly s: Statements;
   private readonly ctx: SqliteContext;
+  private readonly checkpointer: Checkpointer | null;
 
   constructor(options: SqliteStoreOptions) {
     if (typeof options.path !== "string" || options.path === "") {
@@ -70,13 +77,16 @@ export class SqliteStore implements Store {
     if (shards !== undefined && (!Number.isInteger(shards) || shards < 1 || shards > 4096)) {
       throw new InvalidOptionError("shardCount", "an integer from 1 to 4096", shards);
     }
+    const background = options.backgroundCheckpoints ?? options.path !== ":memory:";
     const opened = openDatabase({
       path: options.path,
       bucketWidthMs: width,
       shardCount: shards,
       cacheMiB: options.cacheMiB ?? 64,
       busyTimeoutMs: options.busyTimeoutMs ?? 5000,
+      checkpointElsewhere: background,
     });
+    this.checkpointer = background ? new Checkpointer(options.path) : null;
     this.db = opened.db;
     this.bucketWidthMs = opened.bucketWidthMs;
     this.shardCount = opened.shardCount;
@@ -99,6 +109,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.checkpointer?.stop();
     if (this.db.open) this.db.close();
   }
 
