@@ -119,8 +119,11 @@ export class Watcher {
     if (next.nextUnstagedBucket !== null) {
       wakeAt = Math.min(wakeAt, next.nextUnstagedBucket - o.stageAheadMs);
     }
-    // Something due that this pass did not claim (another node's shard, a race): do not spin.
-    const floor = r.claimed > 0 ? 0 : 25;
+    // While jobs flow, pass at most every half horizon: each pass then claims half a horizon
+    // of work (jobs keep at least that much lead in the wheel) instead of a pass per job as
+    // each one enters the horizon. With nothing claimed, something due that this pass could
+    // not take (another node's shard, a race) must not make it spin either.
+    const floor = r.claimed > 0 ? Math.floor(o.horizonMs / 2) : 25;
     return Math.max(floor, wakeAt - now);
   }
 }
