@@ -59,16 +59,21 @@ export interface DispatcherDeps {
  * retry with backoff and jitter, dead, expired) through the settler.
  */
 export class Dispatcher {
-  private readonly queue: Job[] = [];
+  /** Jobs waiting for a slot: a queue read from `head` (shift() is O(n) per job). */
+  private queue: Job[] = [];
+  private head = 0;
   private running = 0;
   private readonly idleWaiters: (() => void)[] = [];
   private readonly stopController = new AbortController();
+  /** Handlers running now, checked for timeouts by one sweep timer (not a timer per job). */
+  private readonly inFlight = new Set<RunningHandler>();
+  private sweepTimer: TimerHandle | null = null;
 
   constructor(private readonly d: DispatcherDeps) {}
 
   /** Jobs queued or running. */
   get load(): number {
-    return this.queue.length + this.running;
+    return this.queue.length - this.head + this.running;
   }
 
   submit(job: Job): void {
@@ -78,7 +83,10 @@ export class Dispatcher {
 
   /** Takes back jobs not yet started (to release their claims when stopping). */
   takeQueued(): Job[] {
-    return this.queue.splice(0, this.queue.length);
+    const rest = this.queue.slice(this.head);
+    this.queue = [];
+    this.head = 0;
+    return rest;
   }
 
   /** Resolves when nothing runs. */
@@ -93,8 +101,13 @@ export class Dispatcher {
   }
 
   private pump(): void {
-    while (this.running < this.d.concurrency && this.queue.length > 0) {
-      const job = this.queue.shift()!;
+    while (this.running < this.d.concurrency && this.head < this.queue.length) {
+      const job = this.queue[this.head]!;
+      this.queue[this.head++] = undefined as unknown as Job;
+      if (this.head > 1024 && this.head * 2 > this.queue.length) {
+        this.queue = this.queue.slice(this.head);
+        this.head = 0;
+      }
       this.running++;
       void this.run(job).finally(() => {
         this.running--;
@@ -158,26 +171,62 @@ export class Dispatcher {
     this.d.onOutcome({ kind: "failed", job, latenessMs, error, retryAt, applied });
   }
 
-  private async runHandler(handler: Handler, job: Job, latenessMs: number): Promise<unknown> {
-    const timeout = new AbortController();
-    const signal = AbortSignal.any([timeout.signal, this.stopController.signal]);
-    let timer: TimerHandle | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = this.d.clock.setTimer(() => {
-        const err = new Error(`handler timed out after ${this.d.handlerTimeoutMs} ms`);
-        timeout.abort(err);
-        reject(err);
-      }, this.d.handlerTimeoutMs);
+  /**
+   * Runs the handler; rejects when it throws or when the timeout sweep finds it past
+   * `handlerTimeoutMs`. Its AbortSignal is made only if the handler reads `ctx.signal`.
+   */
+  private runHandler(handler: Handler, job: Job, latenessMs: number): Promise<unknown> {
+    const entry: RunningHandler = {
+      startedAt: this.d.clock.now(),
+      timeout: null,
+      signal: null,
+      reject: null,
+    };
+    const stop = this.stopController.signal;
+    const ctx: HandlerContext = {
+      attempt: job.attempts,
+      latenessMs,
+      get signal(): AbortSignal {
+        entry.timeout ??= new AbortController();
+        entry.signal ??= AbortSignal.any([entry.timeout.signal, stop]);
+        return entry.signal;
+      },
+    };
+    this.inFlight.add(entry);
+    this.armSweep();
+    return new Promise<unknown>((resolve, reject) => {
+      entry.reject = reject;
+      Promise.resolve()
+        .then(() => handler(job, ctx))
+        .then(resolve, reject);
+    }).finally(() => {
+      this.inFlight.delete(entry);
     });
-    try {
-      return await Promise.race([
-        Promise.resolve().then(() => handler(job, { signal, attempt: job.attempts, latenessMs })),
-        timedOut,
-      ]);
-    } finally {
-      if (timer) this.d.clock.clearTimer(timer);
-    }
   }
+
+  private armSweep(): void {
+    if (this.sweepTimer || this.inFlight.size === 0) return;
+    const every = Math.min(1000, this.d.handlerTimeoutMs);
+    this.sweepTimer = this.d.clock.setTimer(() => {
+      this.sweepTimer = null;
+      const now = this.d.clock.now();
+      for (const entry of this.inFlight) {
+        if (now - entry.startedAt < this.d.handlerTimeoutMs) continue;
+        const err = new Error(`handler timed out after ${this.d.handlerTimeoutMs} ms`);
+        this.inFlight.delete(entry);
+        entry.timeout?.abort(err);
+        entry.reject?.(err);
+      }
+      this.armSweep();
+    }, every);
+  }
+}
+
+interface RunningHandler {
+  readonly startedAt: number;
+  timeout: AbortController | null;
+  signal: AbortSignal | null;
+  reject: ((err: Error) => void) | null;
 }
 
 /** A handler's return value as JSON (null when it returned nothing or something not JSON). */
