@@ -1,9 +1,11 @@
 import { describeReceived } from "../core/errors.js";
 
-/** An HTTP answer: status and JSON body. */
+/** An HTTP answer: status, JSON body and any extra headers. */
 export interface Answer {
   readonly status: number;
   readonly body: unknown;
+  /** Extra response headers, e.g. `retry-after` on a 429. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -4,8 +4,16 @@ import { errorAnswer, type Answer } from "./answers.js";
 
 /** Sends an answer; data answers are never cached (they are per tenant and change). */
 export function send(reply: FastifyReply, a: Answer): FastifyReply {
+  for (const [name, value] of Object.entries(a.headers ?? {})) void reply.header(name, value);
   return reply.code(a.status).header("cache-control", "no-store").send(a.body);
 }
+
+/**
+ * What `authenticate` resolves a request to: its tenant; null when the key is missing or
+ * unknown (answered 401 here); or an answer of the host's own to send instead (the
+ * service's 429 with Retry-After once a key passes its rate limit, or its own 401).
+ */
+export type AuthResult = string | null | Answer;
 
 /**
  * Errors of the dashboard's routes in the API's shape: bad input 400 naming the field,
@@ -34,25 +42,35 @@ export function installErrorHandler(app: FastifyInstance): void {
   });
 }
 
-/** `tenantOf(req, reply)`: the request's tenant, or null after answering 401. */
-export function tenantResolver(authenticate: (req: FastifyRequest) => Promise<string | null>) {
+/**
+ * `tenantOf(req, reply)`: the request's tenant, or null after answering: 401 when
+ * `authenticate` found no tenant, its refusal as is when it gave one.
+ */
+export function tenantResolver(authenticate: (req: FastifyRequest) => Promise<AuthResult>) {
   return async function tenantOf(req: FastifyRequest, reply: FastifyReply): Promise<string | null> {
-    const tenant = await authenticate(req);
-    if (tenant === null) {
-      const header = req.headers.authorization;
-      void reply.header("www-authenticate", 'Bearer realm="duetime"');
-      send(
-        reply,
-        errorAnswer(401, "unauthorized", {
-          field: "authorization",
-          expected: "a valid API key as 'Authorization: Bearer <key>'",
-          received: new Described(
-            header === undefined ? "no Authorization header" : "an unknown or revoked key",
-          ),
-          message: "unauthorized: a valid API key as 'Authorization: Bearer <key>' is needed",
-        }),
-      );
+    const result = await authenticate(req);
+    if (typeof result === "string") return result;
+    if (result !== null) {
+      // A 2xx or 3xx "refusal" would tell the client its request was served.
+      if (!Number.isInteger(result.status) || result.status < 400 || result.status > 599) {
+        throw new Error(`authenticate refused with status ${result.status}: expected 4xx or 5xx`);
+      }
+      send(reply, result);
+      return null;
     }
-    return tenant;
+    const header = req.headers.authorization;
+    void reply.header("www-authenticate", 'Bearer realm="duetime"');
+    send(
+      reply,
+      errorAnswer(401, "unauthorized", {
+        field: "authorization",
+        expected: "a valid API key as 'Authorization: Bearer <key>'",
+        received: new Described(
+          header === undefined ? "no Authorization header" : "an unknown or revoked key",
+        ),
+        message: "unauthorized: a valid API key as 'Authorization: Bearer <key>' is needed",
+      }),
+    );
+    return null;
   };
 }

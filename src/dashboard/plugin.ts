@@ -5,7 +5,7 @@ import { cancelJob, jobDetail, retryJob, snoozeJob } from "./actions.js";
 import { futureView, nowView, searchJobs, type FutureQuery, type JobsQuery } from "./data.js";
 import { DeadCounter } from "./dead-counter.js";
 import { EventStream, type EventStreamOptions } from "./events.js";
-import { installErrorHandler, send, tenantResolver } from "./http.js";
+import { installErrorHandler, send, tenantResolver, type AuthResult } from "./http.js";
 import { defaultStaticDir, registerStaticRoutes } from "./static.js";
 
 /** Options of the dashboard plugin. */
@@ -13,15 +13,21 @@ export interface DashboardOptions {
   /** The scheduler whose jobs the dashboard shows and changes. Required. */
   readonly scheduler: Scheduler;
   /**
-   * Resolves a request to its tenant from `Authorization: Bearer <key>`, or null when the
-   * key is missing or unknown (answered 401). The service passes its API-key check.
+   * Resolves a request to its tenant from `Authorization: Bearer <key>` (on `/v1/events`, a
+   * `?key=` query is copied into that header first), or null when the key is missing or
+   * unknown (answered 401), or an error answer to send instead (status, JSON body, headers):
+   * the service answers a key past its rate limit 429 with Retry-After this way. Called once
+   * per request to a `/v1` route, so a rate limit it applies counts each request once.
    */
-  readonly authenticate: (req: FastifyRequest) => Promise<string | null>;
+  readonly authenticate: (req: FastifyRequest) => Promise<AuthResult>;
   /** Folder of the built front end (index.html, assets/). Default: the one shipped in dist. */
   readonly staticDir?: string;
   /** Live stream tuning (heartbeat, replay window). */
   readonly events?: EventStreamOptions;
 }
+
+export type { Answer } from "./answers.js";
+export type { AuthResult } from "./http.js";
 
 type Params = { id: string };
 

@@ -1,7 +1,37 @@
 import { JOB_STATUSES } from "../core/job.js";
 
-/** The schemas of the OpenAPI document (components.schemas); see openapi.ts. */
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+/**
+ * The schemas of the OpenAPI document (components.schemas) and the pieces its operations
+ * share; see openapi.ts.
+ */
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+export const json = (schema: object) => ({ "application/json": { schema } });
+export const errorResponse = (description: string) => ({
+  description,
+  content: json(ref("ErrorBody")),
+});
+export const jobIdParam = {
+  name: "id",
+  in: "path",
+  required: true,
+  description: "Job id (26-character ULID). Another tenant's job answers 404 like a missing one.",
+  schema: { type: "string" },
+};
+/** The answers of the API-key check on every authenticated route. */
+export const authErrors = {
+  "401": errorResponse("Missing, malformed or revoked API key"),
+  "429": {
+    description: "Rate limit of the key exceeded; retry after `Retry-After` seconds",
+    headers: { "Retry-After": { schema: { type: "integer" } } },
+    content: json(ref("ErrorBody")),
+  },
+};
+export const etagHeader = {
+  ETag: {
+    description: 'The job\'s version, quoted ("3"): send it as If-Match',
+    schema: { type: "string" },
+  },
+};
 
 export const SCHEMAS: Record<string, unknown> = {
   JobInput: {

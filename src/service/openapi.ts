@@ -1,38 +1,19 @@
+import { DASHBOARD_PATHS, DASHBOARD_SCHEMAS } from "./openapi-dashboard.js";
+import {
+  authErrors,
+  errorResponse,
+  etagHeader,
+  jobIdParam,
+  json,
+  ref,
+  SCHEMAS,
+} from "./openapi-schemas.js";
 import { MAX_BATCH } from "./routes/jobs.js";
-import { SCHEMAS } from "./openapi-schemas.js";
 
 /**
  * The OpenAPI 3.1 description served at /openapi.json. test/service/openapi.test.ts checks
  * it with an OpenAPI validator and checks that its paths are exactly the server's routes.
  */
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: object) => ({ "application/json": { schema } });
-const errorResponse = (description: string) => ({
-  description,
-  content: json(ref("ErrorBody")),
-});
-const jobIdParam = {
-  name: "id",
-  in: "path",
-  required: true,
-  description: "Job id (26-character ULID). Another tenant's job answers 404 like a missing one.",
-  schema: { type: "string" },
-};
-const authErrors = {
-  "401": errorResponse("Missing, malformed or revoked API key"),
-  "429": {
-    description: "Rate limit of the key exceeded; retry after `Retry-After` seconds",
-    headers: { "Retry-After": { schema: { type: "integer" } } },
-    content: json(ref("ErrorBody")),
-  },
-};
-const etagHeader = {
-  ETag: {
-    description: 'The job\'s version, quoted ("3"): send it as If-Match',
-    schema: { type: "string" },
-  },
-};
 
 export function openApiDocument(version: string): Record<string, unknown> {
   return {
@@ -43,7 +24,9 @@ export function openApiDocument(version: string): Record<string, unknown> {
       description:
         "Schedule one-shot jobs that POST a signed webhook at their due time. Every /v1 route " +
         "needs `Authorization: Bearer <key>` (duetime keys create --tenant T); a key sees only " +
-        "its tenant's jobs. Errors have one shape: `{error: {code, field, expected, received, message}}`.",
+        "its tenant's jobs. Errors have one shape: `{error: {code, field, expected, received, message}}`. " +
+        "The web dashboard is served at `/` (no key to load it; its data routes under " +
+        "/v1/dashboard and the live stream /v1/events need one).",
     },
     servers: [{ url: "/" }],
     security: [{ bearer: [] }],
@@ -303,6 +286,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
           responses: { "200": { description: "OpenAPI 3.1", content: json({ type: "object" }) } },
         },
       },
+      ...DASHBOARD_PATHS,
     },
     webhooks: {
       jobFired: {
@@ -340,8 +324,14 @@ export function openApiDocument(version: string): Record<string, unknown> {
     components: {
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer", description: "An API key (dtk_...)" },
+        keyQuery: {
+          type: "apiKey",
+          in: "query",
+          name: "key",
+          description: "The API key as `?key=`, on GET /v1/events only (for EventSource)",
+        },
       },
-      schemas: SCHEMAS,
+      schemas: { ...SCHEMAS, ...DASHBOARD_SCHEMAS },
     },
   };
 }

@@ -10,6 +10,8 @@ import type { KeyStore } from "./keys.js";
 import type { ServiceMetrics } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
+import { serializeRequest } from "./request-log.js";
+import { dashboardRoutes } from "./routes/dashboard.js";
 import { healthRoutes } from "./routes/health.js";
 import { jobRoutes } from "./routes/jobs.js";
 import { mcpRoutes, type McpHttpHandler } from "./routes/mcp.js";
@@ -42,7 +44,10 @@ export interface ServerOptions {
 export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   const bodyLimit = o.bodyLimit ?? 262_144;
   const app = Fastify({
-    ...(o.logger ? { loggerInstance: o.logger } : { logger: false }),
+    // The child's `req` serializer replaces fastify's: it redacts `?key=` (see request-log.ts).
+    ...(o.logger
+      ? { loggerInstance: o.logger.child({}, { serializers: { req: serializeRequest } }) }
+      : { logger: false }),
     bodyLimit,
     // The default JSON parser refuses __proto__ and constructor.prototype keys (400).
     onProtoPoisoning: "error",
@@ -112,6 +117,12 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
       batchBodyLimit: o.batchBodyLimit ?? 16 * 1024 * 1024,
     });
     statsRoutes(v1, o.scheduler);
+  });
+  // At the root, outside the scope of the bearer hook: the page loads without a key.
+  await dashboardRoutes(app, {
+    scheduler: o.scheduler,
+    keys: o.keys,
+    limiter,
   });
   return app;
 }

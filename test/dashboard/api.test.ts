@@ -1,4 +1,7 @@
+import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dashboardPlugin } from "../../src/dashboard/plugin.js";
+import { makeHarness } from "../support/harness.js";
 import { HOUR, startDashboard, type Dashboard } from "./helpers.js";
 
 /** The dashboard's data endpoints over real HTTP on loopback. */
@@ -234,5 +237,49 @@ describe("dashboard data endpoints", () => {
     });
     expect(ok.status).toBe(200);
     expect(ok.body.job).toMatchObject({ status: "pending", attempts: 0 });
+  });
+});
+
+/** What a host's `authenticate` may answer instead of a tenant (the service's rate limit). */
+describe("authenticate refusals", () => {
+  it("sends the host's refusal as is, and never lets a non-error one through", async () => {
+    const h = makeHarness();
+    const app = Fastify({ logger: false });
+    await app.register(dashboardPlugin, {
+      scheduler: h.scheduler,
+      authenticate: async (req) => {
+        const header = req.headers.authorization;
+        if (header === "Bearer slow") {
+          return {
+            status: 429,
+            body: { error: { code: "rate-limited" } },
+            headers: { "retry-after": "7" },
+          };
+        }
+        if (header === "Bearer odd") return { status: 200, body: {} };
+        return header === "Bearer ok" ? "acme" : null;
+      },
+    });
+    try {
+      const limited = await app.inject({ url: "/v1/events?key=slow" });
+      expect(limited.statusCode).toBe(429);
+      expect(limited.headers["retry-after"]).toBe("7");
+      expect(limited.json()).toEqual({ error: { code: "rate-limited" } });
+      const odd = await app.inject({
+        url: "/v1/dashboard/now",
+        headers: { authorization: "Bearer odd" },
+      });
+      expect(odd.statusCode).toBe(500);
+      expect(odd.json().error.code).toBe("internal");
+      const ok = await app.inject({
+        url: "/v1/dashboard/now",
+        headers: { authorization: "Bearer ok" },
+      });
+      expect(ok.statusCode).toBe(200);
+      expect((await app.inject({ url: "/v1/dashboard/now" })).statusCode).toBe(401);
+    } finally {
+      await app.close();
+      await h.close();
+    }
   });
 });

@@ -1,0 +1,340 @@
+import { JOB_STATUSES } from "../core/job.js";
+import { ZOOMS } from "../dashboard/bins.js";
+import { authErrors, errorResponse, etagHeader, jobIdParam, json, ref } from "./openapi-schemas.js";
+
+/**
+ * The dashboard's part of the OpenAPI document (src/dashboard/plugin.ts, mounted by
+ * server.ts): the static page, its data endpoints and the live stream. Its answers carry
+ * times as epoch milliseconds and the job as stored, unlike the /v1/jobs views.
+ */
+
+const str = { type: "string" };
+const int = { type: "integer" };
+const epochMs = { type: "integer", description: "Epoch milliseconds (UTC)" };
+const query = (name: string, description: string, schema: object = str) => ({
+  name,
+  in: "query",
+  description,
+  schema,
+});
+const ifMatch = {
+  name: "If-Match",
+  in: "header",
+  description: 'The ETag read with the job ("3"): applies only if the job is still at that version',
+  schema: str,
+};
+const outcomes = {
+  "200": { description: "Done", content: json(ref("DashboardOutcome")) },
+  "400": errorResponse("Invalid body or If-Match (the field, what was expected, what came in)"),
+  "404": errorResponse("No such job (or another tenant's)"),
+  "409": {
+    description:
+      "Too late (the job is firing or finished; retry: not dead), or another live job holds its key",
+    content: json(ref("DashboardOutcomeError")),
+  },
+  "412": {
+    description: "The job changed since the If-Match version",
+    content: json(ref("DashboardOutcomeError")),
+  },
+  "413": errorResponse("Body too large"),
+  "415": errorResponse("Body is not application/json"),
+  ...authErrors,
+};
+const moveBody = (required: boolean, dueAt: string) => ({
+  required,
+  content: json({
+    type: "object",
+    additionalProperties: false,
+    ...(required ? { required: ["dueAt"] } : {}),
+    properties: {
+      dueAt: { description: dueAt, oneOf: [str, int] },
+      timeZone: { type: "string", description: "IANA zone for natural-language dueAt" },
+      expectedVersion: { type: "integer", description: "Same as If-Match" },
+    },
+  }),
+});
+
+export const DASHBOARD_PATHS: Record<string, unknown> = {
+  "/": {
+    get: {
+      operationId: "dashboardPage",
+      summary: "The web dashboard (static; it asks for the API key and sends it on each call)",
+      security: [],
+      responses: {
+        "200": { description: "index.html", content: { "text/html": { schema: str } } },
+        "503": {
+          description: "The front end is not built (`npm run build`)",
+          content: { "text/plain": { schema: str } },
+        },
+      },
+    },
+  },
+  "/assets/{name}": {
+    get: {
+      operationId: "dashboardAsset",
+      summary: "A content-hashed file of the dashboard's front end (cached as immutable)",
+      security: [],
+      parameters: [{ name: "name", in: "path", required: true, schema: str }],
+      responses: {
+        "200": { description: "The file", content: { "*/*": { schema: str } } },
+        "404": { description: "No such file", content: { "text/plain": { schema: str } } },
+      },
+    },
+  },
+  "/v1/dashboard/future": {
+    get: {
+      operationId: "dashboardFuture",
+      summary: "Pending jobs per display bin from the current bucket forward (store counters)",
+      parameters: [
+        query("zoom", "Window from the current bucket (default 1d)", {
+          type: "string",
+          enum: Object.keys(ZOOMS),
+        }),
+        query("from", "Explicit window start instead (epoch ms, ISO time or e.g. in 2 hours)"),
+        query("to", "Explicit window end (at most 400 days after from)"),
+        query("bins", "Most bins wanted", { type: "integer", minimum: 1, maximum: 1000 }),
+      ],
+      responses: {
+        "200": { description: "The future", content: json(ref("DashboardFuture")) },
+        "400": errorResponse("Invalid parameter"),
+        ...authErrors,
+      },
+    },
+  },
+  "/v1/dashboard/now": {
+    get: {
+      operationId: "dashboardNow",
+      summary: "Backlog, in flight, oldest overdue, dead today, and what this process fired",
+      parameters: [
+        query("minutes", "Minutes of activity (default 30)", {
+          type: "integer",
+          minimum: 1,
+          maximum: 60,
+        }),
+      ],
+      responses: {
+        "200": { description: "Now", content: json(ref("DashboardNow")) },
+        "400": errorResponse("Invalid parameter"),
+        ...authErrors,
+      },
+    },
+  },
+  "/v1/dashboard/jobs": {
+    get: {
+      operationId: "dashboardJobs",
+      summary: "Search by id or idempotency key, or a page of jobs in due order",
+      parameters: [
+        query("q", "A job id, or a live job's idempotency key"),
+        query("status", "One or more states, comma-separated"),
+        query("dueFrom", "Due at or after"),
+        query("dueTo", "Due before (exclusive)"),
+        query("timeZone", "IANA zone for natural-language bounds"),
+        query("cursor", "`nextCursor` of the previous page"),
+        query("limit", "Page size (default 25)", { type: "integer", minimum: 1, maximum: 200 }),
+      ],
+      responses: {
+        "200": { description: "A page", content: json(ref("DashboardJobPage")) },
+        "400": errorResponse("Invalid parameter"),
+        ...authErrors,
+      },
+    },
+  },
+  "/v1/dashboard/jobs/{id}": {
+    get: {
+      operationId: "dashboardJob",
+      summary: "One job as stored",
+      parameters: [jobIdParam],
+      responses: {
+        "200": {
+          description: "The job",
+          headers: etagHeader,
+          content: json({
+            type: "object",
+            required: ["job"],
+            properties: { job: ref("StoredJob") },
+          }),
+        },
+        "404": errorResponse("No such job (or another tenant's)"),
+        ...authErrors,
+      },
+    },
+  },
+  "/v1/dashboard/jobs/{id}/cancel": {
+    post: {
+      operationId: "dashboardCancel",
+      summary: "Cancel a pending job (any body is ignored)",
+      parameters: [jobIdParam],
+      responses: outcomes,
+    },
+  },
+  "/v1/dashboard/jobs/{id}/reschedule": {
+    post: {
+      operationId: "dashboardReschedule",
+      summary: "Snooze a pending job to a new due time",
+      parameters: [jobIdParam, ifMatch],
+      requestBody: moveBody(true, "The new due time (ISO, epoch ms, or e.g. in 2 hours)"),
+      responses: outcomes,
+    },
+  },
+  "/v1/dashboard/jobs/{id}/retry": {
+    post: {
+      operationId: "dashboardRetry",
+      summary: "Put a dead job back to pending",
+      parameters: [jobIdParam, ifMatch],
+      requestBody: moveBody(false, "When to fire it again (default now)"),
+      responses: outcomes,
+    },
+  },
+  "/v1/events": {
+    get: {
+      operationId: "events",
+      summary: "Server-Sent Events stream of the tenant's job changes (see docs/dashboard.md)",
+      description:
+        "Frames: `event: hello` once, then `id: <n>` + `event: job` per change (data: a " +
+        "JobChange), `event: reset` when a Last-Event-ID gap cannot be replayed, and " +
+        "`: heartbeat` comments. The key may come as `?key=` for EventSource, which cannot " +
+        "set headers; a URL can end up in logs and history, so prefer the header.",
+      security: [{ bearer: [] }, { keyQuery: [] }],
+      parameters: [
+        {
+          name: "Last-Event-ID",
+          in: "header",
+          description: "The last `id:` seen: the changes missed since are replayed",
+          schema: str,
+        },
+      ],
+      responses: {
+        "200": {
+          description: "The stream (stays open)",
+          content: { "text/event-stream": { schema: str } },
+        },
+        ...authErrors,
+      },
+    },
+  },
+};
+
+const status = { type: "string", enum: [...JOB_STATUSES] };
+const ms = { type: "number", description: "Milliseconds" };
+
+export const DASHBOARD_SCHEMAS: Record<string, unknown> = {
+  StoredJob: {
+    type: "object",
+    description: "A job as the store keeps it; times are epoch ms",
+    required: ["id", "tenant", "status", "dueAt", "target", "version"],
+    properties: {
+      id: str,
+      tenant: str,
+      key: { type: ["string", "null"] },
+      status,
+      dueAt: epochMs,
+      bucket: epochMs,
+      shard: int,
+      payload: {},
+      target: str,
+      targetOptions: { type: ["object", "null"] },
+      attempts: int,
+      maxAttempts: int,
+      expireAfterMs: { type: ["integer", "null"] },
+      version: int,
+      leaseOwner: { type: ["string", "null"] },
+      leaseExpiresAt: { type: ["integer", "null"] },
+      fence: int,
+      lastError: { type: ["string", "null"] },
+      lastResult: {},
+      createdAt: epochMs,
+      updatedAt: epochMs,
+      firedAt: { type: ["integer", "null"] },
+      finishedAt: { type: ["integer", "null"] },
+    },
+  },
+  DashboardOutcome: {
+    type: "object",
+    required: ["outcome", "job"],
+    properties: {
+      outcome: { type: "string", enum: ["cancelled", "rescheduled"] },
+      job: ref("StoredJob"),
+    },
+  },
+  DashboardOutcomeError: {
+    type: "object",
+    required: ["error", "outcome", "job"],
+    properties: { error: ref("Error"), outcome: str, job: ref("StoredJob") },
+  },
+  DashboardJobPage: {
+    type: "object",
+    required: ["jobs", "nextCursor"],
+    properties: {
+      jobs: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: {
+            id: str,
+            key: { type: ["string", "null"] },
+            status,
+            dueAt: epochMs,
+            target: str,
+            attempts: int,
+            maxAttempts: int,
+            lastError: { type: ["string", "null"] },
+            version: int,
+          },
+        },
+      },
+      nextCursor: { type: ["string", "null"] },
+      match: { type: ["string", "null"], enum: ["id", "key", null], description: "With q" },
+    },
+  },
+  DashboardFuture: {
+    type: "object",
+    properties: {
+      now: epochMs,
+      bucketWidthMs: int,
+      binMs: int,
+      from: epochMs,
+      to: epochMs,
+      bins: {
+        type: "array",
+        items: { type: "object", properties: { start: epochMs, pending: int } },
+      },
+      total: { type: "integer", description: "Pending jobs in the window" },
+      overdue: { type: "integer", description: "Pending jobs in buckets before the current one" },
+    },
+  },
+  DashboardNow: {
+    type: "object",
+    properties: {
+      now: epochMs,
+      minutes: {
+        type: "array",
+        description: "What this process fired, per minute, oldest first",
+        items: {
+          type: "object",
+          properties: {
+            minute: epochMs,
+            fired: int,
+            failed: int,
+            dead: int,
+            expired: int,
+            latenessP50: ms,
+            latenessP99: ms,
+            latenessMax: ms,
+          },
+        },
+      },
+      lateness: {
+        type: "object",
+        properties: { count: int, p50: ms, p99: ms, max: ms },
+      },
+      counts: { type: "object", additionalProperties: int },
+      backlog: int,
+      inFlight: int,
+      oldestOverdue: {
+        type: ["object", "null"],
+        properties: { id: str, dueAt: epochMs, lateByMs: int },
+      },
+      deadLastDay: { type: "object", properties: { count: int, since: epochMs } },
+    },
+  },
+};

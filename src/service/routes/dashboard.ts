@@ -1,0 +1,37 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Scheduler } from "../../api/scheduler.js";
+import { dashboardPlugin, type AuthResult } from "../../dashboard/plugin.js";
+import { checkBearer } from "../auth.js";
+import type { KeyStore } from "../keys.js";
+import type { RateLimiter } from "../rate-limit.js";
+
+export interface DashboardRoutesOptions {
+  readonly scheduler: Scheduler;
+  readonly keys: KeyStore;
+  /** The service's per-key limiter: dashboard requests spend the same tokens as /v1. */
+  readonly limiter: RateLimiter;
+}
+
+/**
+ * The web dashboard at the root, beside (not inside) the /v1 scope whose bearer hook would
+ * lock the page itself: `/` and `/assets/*` load without a key, and the plugin checks the
+ * key of each of its /v1 routes through `authenticate`, which answers exactly as the bearer
+ * hook does (401, or 429 with Retry-After past the key's rate).
+ */
+export async function dashboardRoutes(
+  app: FastifyInstance,
+  o: DashboardRoutesOptions,
+): Promise<void> {
+  const authenticate = async (req: FastifyRequest): Promise<AuthResult> => {
+    // On /v1/events the plugin has already copied a `?key=` query into this header.
+    const r = await checkBearer(o.keys, o.limiter, req.headers.authorization);
+    if (!r.ok) return { status: r.error.status, body: r.error.body(), headers: r.error.headers };
+    req.tenant = r.tenant;
+    req.apiKeyId = r.keyId;
+    return r.tenant;
+  };
+  await app.register(dashboardPlugin, {
+    scheduler: o.scheduler,
+    authenticate,
+  });
+}
