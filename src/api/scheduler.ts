@@ -177,7 +177,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       maxPastMs: this.options.maxPastMs,
     };
     const jobs = inputs.map((raw, i) =>
-      validateScheduleInput(raw, { ...ctx, fieldPrefix: prefix === "" ? "" : `${prefix}[${i}].` }),
+      validateScheduleInput(raw, ctx, prefix === "" ? "" : `${prefix}[${i}].`),
     );
     if (jobs.length === 0) return [];
     const results = await this.store.jobsInsert({ jobs, now });

@@ -100,6 +100,8 @@ export interface NewJob {
   readonly bucket: number;
   readonly shard: number;
   readonly payload: JsonValue;
+  /** `payload` as JSON text when the validator already has it (saves the store a stringify). */
+  readonly payloadJson?: string;
   readonly target: string;
   readonly targetOptions: Readonly<Record<string, unknown>> | null;
   readonly maxAttempts: number;

@@ -62,7 +62,7 @@ export interface ScheduleContext {
   readonly maxPayloadBytes: number;
   /** How far in the past a due time may be (ms), or null for no limit. */
   readonly maxPastMs: number | null;
-  /** Prefix for field names in errors ("jobs[3]."). */
+  /** Prefix for field names in errors ("jobs[3]."); the third argument overrides it. */
   readonly fieldPrefix?: string;
 }
 
@@ -74,8 +74,12 @@ const TENANT_RULE = {
 const MAX_DELAY_MS = 100 * 365 * 86_400_000;
 
 /** Validates one schedule input into a NewJob. Throws InvalidJobError on the first bad field. */
-export function validateScheduleInput(raw: unknown, ctx: ScheduleContext): NewJob {
-  const p = ctx.fieldPrefix ?? "";
+export function validateScheduleInput(
+  raw: unknown,
+  ctx: ScheduleContext,
+  fieldPrefix: string = ctx.fieldPrefix ?? "",
+): NewJob {
+  const p = fieldPrefix;
   const input = requireObject(raw, p === "" ? "job" : p.replace(/\.$/, ""));
   rejectUnknownFields(input, SCHEDULE_INPUT_FIELDS, p);
 
@@ -111,7 +115,7 @@ export function validateScheduleInput(raw: unknown, ctx: ScheduleContext): NewJo
   }
   const payload =
     input.payload === undefined
-      ? null
+      ? { value: null, json: "null" }
       : requireJsonPayload(input.payload, `${p}payload`, ctx.maxPayloadBytes);
   const key = optionalString(input.key, `${p}key`, { max: 256 }) ?? null;
   const tenant = optionalString(input.tenant, `${p}tenant`, TENANT_RULE) ?? ctx.defaultTenant;
@@ -128,7 +132,8 @@ export function validateScheduleInput(raw: unknown, ctx: ScheduleContext): NewJo
     dueAt,
     bucket: bucketOf(dueAt, ctx.bucketWidthMs),
     shard: shardOf(id, ctx.shardCount),
-    payload,
+    payload: payload.value,
+    payloadJson: payload.json,
     target,
     targetOptions,
     maxAttempts,

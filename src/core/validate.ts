@@ -82,7 +82,11 @@ export function requireInteger(value: unknown, field: string, min: number, max: 
 }
 
 /** Checks that a value is plain JSON and at most `maxBytes` once serialised. */
-export function requireJsonPayload(value: unknown, field: string, maxBytes: number): JsonValue {
+export function requireJsonPayload(
+  value: unknown,
+  field: string,
+  maxBytes: number,
+): { value: JsonValue; json: string } {
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
@@ -98,5 +102,6 @@ export function requireJsonPayload(value: unknown, field: string, maxBytes: numb
       new Described(`${bytes} bytes`),
     );
   }
-  return JSON.parse(text) as JsonValue;
+  // Parsed back so the stored job holds exactly what was stored (Dates as strings, say).
+  return { value: JSON.parse(text) as JsonValue, json: text };
 }

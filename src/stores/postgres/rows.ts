@@ -78,7 +78,7 @@ export function insertArrays(jobs: readonly NewJob[], now: number): unknown[] {
     key[i] = j.key;
     due[i] = j.dueAt;
     bucket[i] = j.bucket;
-    payload[i] = JSON.stringify(j.payload);
+    payload[i] = j.payloadJson ?? JSON.stringify(j.payload);
     target[i] = j.target;
     targetOptions[i] = j.targetOptions === null ? null : JSON.stringify(j.targetOptions);
     maxAttempts[i] = j.maxAttempts;

@@ -40,7 +40,7 @@ export function insertJobs(
       j.dueAt,
       j.bucket,
       j.shard,
-      JSON.stringify(j.payload),
+      j.payloadJson ?? JSON.stringify(j.payload),
       j.target,
       j.targetOptions === null ? null : JSON.stringify(j.targetOptions),
       j.maxAttempts,
