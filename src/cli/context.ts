@@ -47,21 +47,18 @@ export async function openScheduler(
   if (g.granularity !== undefined && !isGranularity(g.granularity)) {
     throw new InvalidJobError("--granularity", '"minute", "hour" or "day"', g.granularity);
   }
-  // Without --granularity, an existing database is opened with the width it was created
-  // with (the store refuses any other): try each, hour (the default for new files) first.
-  const tries: BucketGranularity[] =
-    g.granularity === undefined ? ["hour", "minute", "day"] : [g.granularity];
-  for (const [i, bucketGranularity] of tries.entries()) {
-    try {
-      return await createScheduler({ db: path, bucketGranularity, ...extra });
-    } catch (err) {
-      const widthMismatch = err instanceof InvalidOptionError && err.option === "bucketWidthMs";
-      if (widthMismatch && i < tries.length - 1) continue;
-      if (err instanceof InvalidOptionError || err instanceof InvalidJobError) throw err;
-      throw new Error(`opening database ${path}: ${(err as Error).message}`, { cause: err });
-    }
+  // Without --granularity a new database gets the store's default and an existing one
+  // keeps the width it was created with.
+  try {
+    return await createScheduler({
+      db: path,
+      ...(g.granularity === undefined ? {} : { bucketGranularity: g.granularity }),
+      ...extra,
+    });
+  } catch (err) {
+    if (err instanceof InvalidOptionError || err instanceof InvalidJobError) throw err;
+    throw new Error(`opening database ${path}: ${(err as Error).message}`, { cause: err });
   }
-  throw new Error("unreachable");
 }
 
 function isGranularity(g: string): g is BucketGranularity {

@@ -6,6 +6,7 @@ import { registerDemo } from "./commands/demo.js";
 import { registerKeys } from "./commands/keys.js";
 import { registerList } from "./commands/list.js";
 import { registerMcp } from "./commands/mcp.js";
+import { registerMigrate } from "./commands/migrate.js";
 import { registerReschedule } from "./commands/reschedule.js";
 import { registerRetry } from "./commands/retry.js";
 import { registerRun } from "./commands/run.js";
@@ -43,6 +44,7 @@ export function buildProgram(version: string): Command {
   registerRetry(program);
   registerStats(program);
   registerRun(program);
+  registerMigrate(program);
   registerDemo(program);
   registerMcp(program);
   registerServe(program);
