@@ -18,7 +18,8 @@ export function rejectUnknownFields(
   allowed: readonly string[],
   prefix: string,
 ): void {
-  for (const k of Object.keys(obj)) {
+  for (const k in obj) {
+    if (!Object.hasOwn(obj, k)) continue;
     if (!allowed.includes(k)) {
       throw new InvalidJobError(
         `${prefix}${k}`,
@@ -94,7 +95,8 @@ export function requireJsonPayload(
     throw new InvalidJobError(field, "a JSON-serialisable value", (err as Error).message);
   }
   if (text === undefined) throw new InvalidJobError(field, "a JSON value", value);
-  const bytes = Buffer.byteLength(text, "utf8");
+  // A UTF-16 unit is at most 3 UTF-8 bytes: only texts that might be too long get measured.
+  const bytes = text.length * 3 <= maxBytes ? 0 : Buffer.byteLength(text, "utf8");
   if (bytes > maxBytes) {
     throw new InvalidJobError(
       field,

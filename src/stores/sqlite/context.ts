@@ -49,13 +49,10 @@ export class SqliteContext {
 
   /** Writes the counter changes gathered in this transaction. */
   flush(d: CounterDeltas): void {
-    for (const b of d.buckets.values()) {
-      if (b.delta === 0) continue;
+    for (const b of d.bucketDeltas()) {
       this.s.bucketCountAdd.run(b.bucket, b.tenant, b.delta);
       if (b.delta < 0) this.s.bucketCountDropEmpty.run(b.bucket, b.tenant);
     }
-    for (const st of d.statuses.values()) {
-      if (st.delta !== 0) this.s.statusCountAdd.run(st.tenant, st.status, st.delta);
-    }
+    for (const st of d.statusDeltas()) this.s.statusCountAdd.run(st.tenant, st.status, st.delta);
   }
 }

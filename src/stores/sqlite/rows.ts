@@ -78,21 +78,29 @@ export function rowToJob(r: JobTuple): Job {
  * insert of 10,000 jobs touches one counter row per (bucket, tenant), not one per job.
  */
 export class CounterDeltas {
-  readonly buckets = new Map<string, { bucket: number; tenant: string; delta: number }>();
-  readonly statuses = new Map<string, { tenant: string; status: JobStatus; delta: number }>();
+  /** tenant -> bucket -> pending delta; tenant -> status -> delta. Nested maps, no key strings. */
+  private readonly byTenant = new Map<
+    string,
+    { buckets: Map<number, number>; statuses: Map<JobStatus, number> }
+  >();
+
+  private tenant(tenant: string) {
+    let t = this.byTenant.get(tenant);
+    if (!t) {
+      t = { buckets: new Map(), statuses: new Map() };
+      this.byTenant.set(tenant, t);
+    }
+    return t;
+  }
 
   pending(bucket: number, tenant: string, delta: number): void {
-    const k = `${bucket}|${tenant}`;
-    const e = this.buckets.get(k);
-    if (e) e.delta += delta;
-    else this.buckets.set(k, { bucket, tenant, delta });
+    const m = this.tenant(tenant).buckets;
+    m.set(bucket, (m.get(bucket) ?? 0) + delta);
   }
 
   status(tenant: string, status: JobStatus, delta: number): void {
-    const k = `${tenant}|${status}`;
-    const e = this.statuses.get(k);
-    if (e) e.delta += delta;
-    else this.statuses.set(k, { tenant, status, delta });
+    const m = this.tenant(tenant).statuses;
+    m.set(status, (m.get(status) ?? 0) + delta);
   }
 
   /** A job moved from one state to another (bucket counters follow `pending`). */
@@ -101,5 +109,19 @@ export class CounterDeltas {
     this.status(tenant, to, 1);
     if (from === "pending") this.pending(fromBucket, tenant, -1);
     if (to === "pending") this.pending(toBucket, tenant, 1);
+  }
+
+  /** Every non-zero bucket delta. */
+  *bucketDeltas(): Generator<{ bucket: number; tenant: string; delta: number }> {
+    for (const [tenant, t] of this.byTenant) {
+      for (const [bucket, delta] of t.buckets) if (delta !== 0) yield { bucket, tenant, delta };
+    }
+  }
+
+  /** Every non-zero status delta. */
+  *statusDeltas(): Generator<{ tenant: string; status: JobStatus; delta: number }> {
+    for (const [tenant, t] of this.byTenant) {
+      for (const [status, delta] of t.statuses) if (delta !== 0) yield { tenant, status, delta };
+    }
   }
 }
