@@ -8,8 +8,8 @@ import { Worker } from "node:worker_threads";
  * the database file itself, synchronously: on a large file that is tens of milliseconds of
  * random writes and fsyncs inside one `jobsSettle`, which is exactly when timing-wheel timers
  * fire late. The store turns auto-checkpoint off on its connection and this worker runs
- * PASSIVE checkpoints (they never wait for or block writers) every `intervalMs`, off the
- * event loop. The worker is unref'd: it never keeps the process alive.
+ * PASSIVE checkpoints (they never wait for or block writers) every `intervalMs` when something
+ * was committed since the last one, off the event loop. The worker is unref'd: it never keeps the process alive.
  */
 export class Checkpointer {
   private readonly worker: Worker;
@@ -46,13 +46,22 @@ const { workerData, parentPort } = require("node:worker_threads");
 const Database = require(workerData.modulePath);
 const db = new Database(workerData.path);
 db.pragma("busy_timeout = 0");
+// data_version changes when another connection commits: an idle database costs one cheap
+// pragma per tick, not a checkpoint.
+let seen = -1;
 const checkpoint = () => {
-  try { db.pragma("wal_checkpoint(PASSIVE)"); } catch (err) { /* busy: next tick */ }
+  try {
+    const version = db.pragma("data_version", { simple: true });
+    if (version === seen) return;
+    db.pragma("wal_checkpoint(PASSIVE)");
+    seen = version;
+  } catch (err) { /* busy: next tick */ }
 };
 const timer = setInterval(checkpoint, workerData.intervalMs);
 parentPort.on("message", (m) => {
   if (m !== "stop") return;
   clearInterval(timer);
+  seen = -1;
   checkpoint();
   db.close();
   process.exit(0);
