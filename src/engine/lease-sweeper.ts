@@ -1,16 +1,14 @@
 import type { Clock } from "../core/clock.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
-import { ServiceLoop } from "./loop.js";
+import { PeriodicTask } from "./periodic-task.js";
 
 /**
  * Puts back jobs whose lease ran out (their worker died or hung): pending again at their
  * due time, or dead when no attempts are left. Batches until a batch comes back short,
  * time-boxed per pass.
  */
-export class LeaseSweeper {
-  private readonly loop: ServiceLoop;
-
+export class LeaseSweeper extends PeriodicTask<{ requeued: number; dead: number }> {
   constructor(
     private readonly d: {
       readonly store: Store;
@@ -21,26 +19,10 @@ export class LeaseSweeper {
       readonly onRequeued?: () => void;
     },
   ) {
-    this.loop = new ServiceLoop({
-      name: "lease-sweeper",
-      clock: d.clock,
-      logger: d.logger,
-      pass: async () => {
-        await this.runOnce();
-        return d.intervalMs;
-      },
-    });
+    super({ name: "lease-sweeper", clock: d.clock, logger: d.logger, intervalMs: d.intervalMs });
   }
 
-  start(): void {
-    this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  async runOnce(): Promise<{ requeued: number; dead: number }> {
+  override async runOnce(): Promise<{ requeued: number; dead: number }> {
     const limit = this.d.batchSize ?? 1000;
     const started = Date.now();
     let requeued = 0;

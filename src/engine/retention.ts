@@ -1,15 +1,13 @@
 import type { Clock } from "../core/clock.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
-import { ServiceLoop } from "./loop.js";
+import { PeriodicTask } from "./periodic-task.js";
 
 /**
  * Removes history (succeeded, dead, cancelled, expired jobs) older than `retentionMs`, in
  * bulk batches, time-boxed per pass so it never competes with firing for long.
  */
-export class Retention {
-  private readonly loop: ServiceLoop;
-
+export class Retention extends PeriodicTask<number> {
   constructor(
     private readonly d: {
       readonly store: Store;
@@ -20,27 +18,11 @@ export class Retention {
       readonly batchSize?: number;
     },
   ) {
-    this.loop = new ServiceLoop({
-      name: "retention",
-      clock: d.clock,
-      logger: d.logger,
-      pass: async () => {
-        await this.runOnce();
-        return d.intervalMs;
-      },
-    });
-  }
-
-  start(): void {
-    this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
+    super({ name: "retention", clock: d.clock, logger: d.logger, intervalMs: d.intervalMs });
   }
 
   /** Purges one time-boxed pass; returns how many jobs were removed. */
-  async runOnce(): Promise<number> {
+  override async runOnce(): Promise<number> {
     const limit = this.d.batchSize ?? 5000;
     const before = this.d.clock.now() - this.d.retentionMs;
     const started = Date.now();
