@@ -6,21 +6,11 @@ import { createIdGenerator } from "../core/ids.js";
 import type { Job, JobStatus } from "../core/job.js";
 import { validateScheduleInput, type ScheduleInput } from "../core/schedule-input.js";
 import { parseDueTime } from "../core/time-input.js";
-import type {
-  BucketCount,
-  CancelResult,
-  NodeServices,
-  RescheduleResult,
-  Store,
-} from "../store/store.js";
-import { Dispatcher, type DispatchOutcome, type Handler } from "../engine/dispatcher.js";
-import { LeaseSweeper } from "../engine/lease-sweeper.js";
+import type { BucketCount, CancelResult, RescheduleResult, Store } from "../store/store.js";
+import type { DispatchOutcome, Handler } from "../engine/dispatcher.js";
+import { Engine } from "../engine/engine.js";
 import type { Logger } from "../engine/logger.js";
 import { resolveOptions, type ResolvedOptions, type SchedulerOptions } from "../engine/options.js";
-import { Retention } from "../engine/retention.js";
-import { Settler } from "../engine/settler.js";
-import { Watcher } from "../engine/watcher.js";
-import { WheelDriver } from "../engine/wheel-driver.js";
 import { decodeCursor, encodeCursor, parseListQuery, type ListQuery } from "./list-query.js";
 import { LatenessRecorder, type LatenessSummary } from "./lateness.js";
 import { ActivityRecorder } from "./activity.js";
@@ -52,7 +42,6 @@ export interface SchedulerStats {
   readonly inFlight: number;
 }
 
-/** Events a Scheduler emits, each after the outcome is recorded in the store. */
 /**
  * The library's entry point: schedule and manage jobs in a store, and (after `start`) fire
  * them with registered handlers.
@@ -68,16 +57,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private readonly lateness = new LatenessRecorder();
   /** Per-minute outcomes and lateness of what this process fired (last hour). */
   readonly activity = new ActivityRecorder();
-  private readonly settler: Settler;
-  private readonly dispatcher: Dispatcher;
-  private readonly wheel: WheelDriver;
-  private readonly watcher: Watcher;
-  private readonly sweeper: LeaseSweeper;
-  private readonly retention: Retention;
-  private unsubscribe: (() => void) | null = null;
-  private node: NodeServices | null = null;
-  private nodeStarting: Promise<void> | null = null;
-  private started = false;
+  private readonly engine: Engine;
 
   constructor(options: SchedulerOptions) {
     super();
@@ -87,45 +67,11 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.clock = o.clock;
     this.logger = o.logger;
     this.newId = createIdGenerator(() => this.clock.now());
-    this.settler = new Settler(this.store, this.clock, this.logger);
-    this.dispatcher = new Dispatcher({
-      clock: this.clock,
-      logger: this.logger,
-      settler: this.settler,
+    this.engine = new Engine({
+      options: o,
       handlers: this.handlers,
       fallbackHandler: () => this.fallback,
-      concurrency: o.concurrency,
-      handlerTimeoutMs: o.handlerTimeoutMs,
-      backoff: { baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs },
-      bucketWidthMs: this.store.bucketWidthMs,
       onOutcome: (outcome) => this.report(outcome),
-      onCapacity: () => this.watcher.capacityFreed(),
-    });
-    this.wheel = new WheelDriver(this.clock, (jobs) => {
-      for (const j of jobs) this.dispatcher.submit(j);
-    });
-    this.watcher = new Watcher({
-      store: this.store,
-      clock: this.clock,
-      logger: this.logger,
-      options: o,
-      held: () => this.wheel.size + this.dispatcher.load,
-      onClaimed: (jobs) => this.wheel.add(jobs),
-      shards: () => this.claimableShards(),
-    });
-    this.sweeper = new LeaseSweeper({
-      store: this.store,
-      clock: this.clock,
-      logger: this.logger,
-      intervalMs: o.leaseSweepIntervalMs,
-      onRequeued: () => this.watcher.wakeFor(this.clock.now()),
-    });
-    this.retention = new Retention({
-      store: this.store,
-      clock: this.clock,
-      logger: this.logger,
-      retentionMs: o.retentionMs,
-      intervalMs: o.retentionIntervalMs,
     });
   }
 
@@ -181,11 +127,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     );
     if (jobs.length === 0) return [];
     const results = await this.store.jobsInsert({ jobs, now });
-    if (this.started) {
-      let earliest = Infinity;
-      for (const r of results) if (r.created) earliest = Math.min(earliest, r.job.dueAt);
-      if (earliest !== Infinity) this.watcher.wakeFor(earliest);
-    }
+    let earliest = Infinity;
+    for (const r of results) if (r.created) earliest = Math.min(earliest, r.job.dueAt);
+    if (earliest !== Infinity) this.engine.wakeFor(earliest);
     for (const r of results) if (r.created) this.changed("scheduled", r.job);
     return results;
   }
@@ -274,7 +218,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
         ? await this.store.jobReschedule(params)
         : await this.store.jobRetry(params);
     if (r.outcome === "rescheduled") {
-      if (this.started) this.watcher.wakeFor(dueAt);
+      this.engine.wakeFor(dueAt);
       this.changed(kind === "reschedule" ? "rescheduled" : "retried", r.job);
     }
     return r;
@@ -295,7 +239,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       buckets,
       bucketWidthMs: width,
       lateness: this.lateness.summary(),
-      inFlight: this.wheel.size + this.dispatcher.load,
+      inFlight: this.engine.inFlight,
     };
   }
 
@@ -304,69 +248,17 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
    * for a firing node (PostgreSQL: shard leases and partition maintenance).
    */
   start(): void {
-    if (this.started) return;
-    this.started = true;
-    // With an explicit `shards` option the caller runs the node services itself.
-    if (this.store.nodeStart && !this.options.shards) {
-      this.nodeStarting = this.store
-        .nodeStart({
-          nodeId: this.options.nodeId,
-          onShardsChange: () => this.watcher.wake(),
-          onError: (err) => this.logger.error({ err }, "node services error; carrying on"),
-        })
-        .then(
-          (node) => {
-            this.node = node;
-            this.watcher.wake();
-          },
-          (err: unknown) => this.logger.error({ err }, "starting node services failed"),
-        );
-    }
-    this.unsubscribe = this.store.onEarlierDue?.((dueAt) => this.watcher.wakeFor(dueAt)) ?? null;
-    this.watcher.start();
-    this.sweeper.start();
-    this.retention.start();
+    this.engine.start();
   }
 
   /**
    * Stops claiming, hands back claimed jobs that have not started (pending again, attempt
-   * not counted), waits up to `timeoutMs` for running handlers, then records their outcomes.
-   * Handlers still running after the timeout are aborted; their jobs come back when the
-   * lease runs out.
+   * not counted), waits up to `timeoutMs` (default 10 s) for running handlers, then records
+   * their outcomes. Handlers still running after the timeout are aborted; their jobs come
+   * back when the lease runs out.
    */
-  async stop(opts: { timeoutMs?: number } = {}): Promise<void> {
-    if (!this.started) return;
-    this.started = false;
-    this.unsubscribe?.();
-    this.unsubscribe = null;
-    await Promise.all([this.watcher.stop(), this.sweeper.stop(), this.retention.stop()]);
-    await this.nodeStarting;
-    await this.node?.stop();
-    this.node = null;
-    this.nodeStarting = null;
-    const unstarted = [...this.wheel.drain(), ...this.dispatcher.takeQueued()];
-    if (unstarted.length > 0) {
-      const now = this.clock.now();
-      await Promise.all(
-        unstarted.map((j) =>
-          this.settler.settle({ id: j.id, fence: j.fence, firedAt: now, outcome: "release" }),
-        ),
-      );
-    }
-    const timeoutMs = opts.timeoutMs ?? 10_000;
-    let timer: NodeJS.Timeout | undefined;
-    const drained = await Promise.race([
-      this.dispatcher.idle().then(() => true),
-      new Promise<boolean>((r) => {
-        timer = setTimeout(() => r(false), timeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
-    if (!drained) {
-      this.logger.warn({ timeoutMs }, "handlers still running at stop; aborting them");
-      this.dispatcher.abortRunning();
-    }
-    await this.settler.flush();
+  stop(opts: { timeoutMs?: number } = {}): Promise<void> {
+    return this.engine.stop(opts);
   }
 
   /** Stops (as `stop`) and closes the store. */
@@ -376,37 +268,23 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /** Runs one watcher pass now (tests and tools); returns what it did. */
-  runOnce(): ReturnType<Watcher["runOnce"]> {
-    return this.watcher.runOnce();
+  runOnce(): ReturnType<Engine["runOnce"]> {
+    return this.engine.runOnce();
   }
 
   /** Sweeps expired leases now. */
-  sweepLeases(): ReturnType<LeaseSweeper["runOnce"]> {
-    return this.sweeper.runOnce();
+  sweepLeases(): ReturnType<Engine["sweepLeases"]> {
+    return this.engine.sweepLeases();
   }
 
   /** Runs retention now; resolves to the number of jobs removed. */
   purgeHistory(): Promise<number> {
-    return this.retention.runOnce();
+    return this.engine.purgeHistory();
   }
 
   /** Resolves when nothing claimed by this process is still waiting or running. */
-  async idle(): Promise<void> {
-    while (this.wheel.size + this.dispatcher.load > 0) {
-      await this.dispatcher.idle();
-      await new Promise((r) => setImmediate(r));
-    }
-    await this.settler.flush();
-  }
-
-  /**
-   * Shards the watcher may claim: the `shards` option when given, else the store's node
-   * services (none until they have started), else all.
-   */
-  private claimableShards(): readonly number[] | undefined {
-    if (this.options.shards) return this.options.shards();
-    if (this.store.nodeStart) return this.node ? this.node.shards() : [];
-    return undefined;
+  idle(): Promise<void> {
+    return this.engine.idle();
   }
 
   private changed(kind: JobChange["kind"], job: Job, status: JobStatus = job.status): void {

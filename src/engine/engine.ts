@@ -1,0 +1,208 @@
+import type { Clock } from "../core/clock.js";
+import type { NodeServices, Store } from "../store/store.js";
+import { Dispatcher, type DispatchOutcome, type Handler } from "./dispatcher.js";
+import { LeaseSweeper } from "./lease-sweeper.js";
+import type { Logger } from "./logger.js";
+import type { ResolvedOptions } from "./options.js";
+import { Retention } from "./retention.js";
+import { Settler } from "./settler.js";
+import { Watcher } from "./watcher.js";
+import { WheelDriver } from "./wheel-driver.js";
+
+export interface EngineDeps {
+  readonly options: ResolvedOptions;
+  readonly handlers: ReadonlyMap<string, Handler>;
+  /** Handler for targets with no named handler, if any. */
+  readonly fallbackHandler: () => Handler | undefined;
+  /** Every outcome, once settled (or found lost). */
+  readonly onOutcome: (o: DispatchOutcome) => void;
+}
+
+/**
+ * The firing side of a Scheduler, wired together: watcher -> timing wheel -> dispatcher ->
+ * settler, plus the lease sweeper, retention, the store's change notifications and its node
+ * services (PostgreSQL shard leases and partition maintenance). `start()` and `stop()` are
+ * the Scheduler's; the rest of the public API only needs `wakeFor` and `inFlight`.
+ */
+export class Engine {
+  private readonly options: ResolvedOptions;
+  private readonly store: Store;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly settler: Settler;
+  private readonly dispatcher: Dispatcher;
+  private readonly wheel: WheelDriver;
+  private readonly watcher: Watcher;
+  private readonly sweeper: LeaseSweeper;
+  private readonly retention: Retention;
+  private unsubscribe: (() => void) | null = null;
+  private node: NodeServices | null = null;
+  private nodeStarting: Promise<void> | null = null;
+  private started = false;
+
+  constructor(deps: EngineDeps) {
+    const o = deps.options;
+    this.options = o;
+    this.store = o.store;
+    this.clock = o.clock;
+    this.logger = o.logger;
+    this.settler = new Settler(this.store, this.clock, this.logger);
+    this.dispatcher = new Dispatcher({
+      clock: this.clock,
+      logger: this.logger,
+      settler: this.settler,
+      handlers: deps.handlers,
+      fallbackHandler: deps.fallbackHandler,
+      concurrency: o.concurrency,
+      handlerTimeoutMs: o.handlerTimeoutMs,
+      backoff: { baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs },
+      bucketWidthMs: this.store.bucketWidthMs,
+      onOutcome: deps.onOutcome,
+      onCapacity: () => this.watcher.capacityFreed(),
+    });
+    this.wheel = new WheelDriver(this.clock, (jobs) => {
+      for (const j of jobs) this.dispatcher.submit(j);
+    });
+    this.watcher = new Watcher({
+      store: this.store,
+      clock: this.clock,
+      logger: this.logger,
+      options: o,
+      held: () => this.inFlight,
+      onClaimed: (jobs) => this.wheel.add(jobs),
+      shards: () => this.claimableShards(),
+    });
+    this.sweeper = new LeaseSweeper({
+      store: this.store,
+      clock: this.clock,
+      logger: this.logger,
+      intervalMs: o.leaseSweepIntervalMs,
+      onRequeued: () => this.watcher.wakeFor(this.clock.now()),
+    });
+    this.retention = new Retention({
+      store: this.store,
+      clock: this.clock,
+      logger: this.logger,
+      retentionMs: o.retentionMs,
+      intervalMs: o.retentionIntervalMs,
+    });
+  }
+
+  get isStarted(): boolean {
+    return this.started;
+  }
+
+  /** Jobs claimed by this process and not yet settled (wheel, queue and running). */
+  get inFlight(): number {
+    return this.wheel.size + this.dispatcher.load;
+  }
+
+  /** A job due at `dueAt` was written here: make sure the watcher wakes in time (if running). */
+  wakeFor(dueAt: number): void {
+    if (this.started) this.watcher.wakeFor(dueAt);
+  }
+
+  /**
+   * Starts firing: the watcher, the lease sweeper, retention, and whatever the store runs
+   * for a firing node (PostgreSQL: shard leases and partition maintenance).
+   */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    // With an explicit `shards` option the caller runs the node services itself.
+    if (this.store.nodeStart && !this.options.shards) {
+      this.nodeStarting = this.store
+        .nodeStart({
+          nodeId: this.options.nodeId,
+          onShardsChange: () => this.watcher.wake(),
+          onError: (err) => this.logger.error({ err }, "node services error; carrying on"),
+        })
+        .then(
+          (node) => {
+            this.node = node;
+            this.watcher.wake();
+          },
+          (err: unknown) => this.logger.error({ err }, "starting node services failed"),
+        );
+    }
+    this.unsubscribe = this.store.onEarlierDue?.((dueAt) => this.watcher.wakeFor(dueAt)) ?? null;
+    this.watcher.start();
+    this.sweeper.start();
+    this.retention.start();
+  }
+
+  /**
+   * Stops claiming, hands back claimed jobs that have not started (pending again, attempt
+   * not counted), waits up to `timeoutMs` for running handlers, then records their outcomes.
+   * Handlers still running after the timeout are aborted; their jobs come back when the
+   * lease runs out.
+   */
+  async stop(opts: { timeoutMs?: number } = {}): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    await Promise.all([this.watcher.stop(), this.sweeper.stop(), this.retention.stop()]);
+    await this.nodeStarting;
+    await this.node?.stop();
+    this.node = null;
+    this.nodeStarting = null;
+    const unstarted = [...this.wheel.drain(), ...this.dispatcher.takeQueued()];
+    if (unstarted.length > 0) {
+      const now = this.clock.now();
+      await Promise.all(
+        unstarted.map((j) =>
+          this.settler.settle({ id: j.id, fence: j.fence, firedAt: now, outcome: "release" }),
+        ),
+      );
+    }
+    const timeoutMs = opts.timeoutMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      this.dispatcher.idle().then(() => true),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(false), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!drained) {
+      this.logger.warn({ timeoutMs }, "handlers still running at stop; aborting them");
+      this.dispatcher.abortRunning();
+    }
+    await this.settler.flush();
+  }
+
+  /** Runs one watcher pass now (tests and tools); returns what it did. */
+  runOnce(): ReturnType<Watcher["runOnce"]> {
+    return this.watcher.runOnce();
+  }
+
+  /** Sweeps expired leases now. */
+  sweepLeases(): ReturnType<LeaseSweeper["runOnce"]> {
+    return this.sweeper.runOnce();
+  }
+
+  /** Runs retention now; resolves to the number of jobs removed. */
+  purgeHistory(): Promise<number> {
+    return this.retention.runOnce();
+  }
+
+  /** Resolves when nothing claimed by this process is still waiting or running. */
+  async idle(): Promise<void> {
+    while (this.wheel.size + this.dispatcher.load > 0) {
+      await this.dispatcher.idle();
+      await new Promise((r) => setImmediate(r));
+    }
+    await this.settler.flush();
+  }
+
+  /**
+   * Shards the watcher may claim: the `shards` option when given, else the store's node
+   * services (none until they have started), else all.
+   */
+  private claimableShards(): readonly number[] | undefined {
+    if (this.options.shards) return this.options.shards();
+    if (this.store.nodeStart) return this.node ? this.node.shards() : [];
+    return undefined;
+  }
+}
