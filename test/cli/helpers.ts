@@ -17,9 +17,13 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Builds dist/ when the CLI is missing or older than its sources (normally `npm test` built it). */
+/**
+ * Builds dist/ when the CLI is missing or older than any source (normally `npm test` built
+ * it; this covers `npx vitest run test/cli` or `test/mcp` after an edit). Test files running
+ * at once share one build through a lock directory.
+ */
 export async function ensureBuilt(): Promise<void> {
-  if (existsSync(CLI) && newestMtime(join(ROOT, "src/cli")) <= statSync(CLI).mtimeMs) return;
+  if (existsSync(CLI) && newestMtime(join(ROOT, "src")) <= statSync(CLI).mtimeMs) return;
   // Several test files may get here at once: one builds, the others wait for it.
   const lock = join(ROOT, "test-artifacts", "cli-build.lock");
   mkdirSync(dirname(lock), { recursive: true });

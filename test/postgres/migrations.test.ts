@@ -1,21 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
 import { openPostgresStore } from "../../src/stores/postgres/open.js";
-import {
-  dropCreatedSchemas,
-  freshSchema,
-  startPostgres,
-  type PostgresServer,
-} from "../support/postgres-server.js";
+import { freshSchema, usePostgresServer } from "../support/postgres-server.js";
 
-let server: PostgresServer;
-beforeAll(async () => {
-  server = await startPostgres();
-});
-afterAll(async () => {
-  if (server) await dropCreatedSchemas(server.url);
-  await server?.stop();
-});
+const server = usePostgresServer();
 
 describe("postgres migrations and settings", () => {
   it("migrates once when several nodes open a new schema at the same moment", async () => {

@@ -1,23 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { once } from "node:events";
 import { Scheduler } from "../../src/api/scheduler.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
 import { silentLogger } from "../support/harness.js";
-import {
-  dropCreatedSchemas,
-  freshSchema,
-  startPostgres,
-  type PostgresServer,
-} from "../support/postgres-server.js";
+import { freshSchema, usePostgresServer } from "../support/postgres-server.js";
 
-let server: PostgresServer;
-beforeAll(async () => {
-  server = await startPostgres();
-});
-afterAll(async () => {
-  if (server) await dropCreatedSchemas(server.url);
-  await server?.stop();
-});
+const server = usePostgresServer();
 
 describe("a Scheduler on PostgreSQL", () => {
   it("starts the store's node services (shard leases) by itself and fires through them", async () => {

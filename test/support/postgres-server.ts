@@ -26,6 +26,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { afterAll, beforeAll } from "vitest";
 
 export interface PostgresServer {
   /** Connection URL (postgres://...@127.0.0.1:port/db). */
@@ -265,4 +266,33 @@ async function waitReady(url: string, proc: ChildProcess, stderr: () => string):
       await new Promise((r) => setTimeout(r, 50));
     }
   }
+}
+
+/**
+ * One throwaway server for the calling test file: started before its tests; the schemas the
+ * file created are dropped and the server stopped after them. Call at the top level of a
+ * test file; `url` and `server` read the running server.
+ */
+export function usePostgresServer(): { readonly url: string; readonly server: PostgresServer } {
+  let running: PostgresServer | undefined;
+  beforeAll(async () => {
+    running = await startPostgres();
+  });
+  afterAll(async () => {
+    if (!running) return;
+    await dropCreatedSchemas(running.url);
+    await running.stop();
+  });
+  const get = (): PostgresServer => {
+    if (!running) throw new Error("the PostgreSQL server has not started yet (use it in a test)");
+    return running;
+  };
+  return {
+    get url() {
+      return get().url;
+    },
+    get server() {
+      return get();
+    },
+  };
 }
