@@ -6,7 +6,7 @@
 import { httpCreate } from "./http-create.js";
 import { httpWebhook } from "./http-webhook.js";
 import { httpSizes } from "./http-common.js";
-import { renderResult, type BenchResult } from "./lib/report.js";
+import { runNamed, type BenchResult } from "./lib/report.js";
 import { machineFacts } from "./lib/machine.js";
 
 const BENCHMARKS: Readonly<Record<string, () => Promise<BenchResult>>> = {
@@ -29,20 +29,7 @@ async function main(): Promise<number> {
   let failed = 0;
   const summary: string[] = [];
   for (const name of names.length > 0 ? names : Object.keys(BENCHMARKS)) {
-    process.stderr.write(`> ${name}\n`);
-    const t = performance.now();
-    try {
-      const result = await BENCHMARKS[name]!();
-      process.stdout.write(`${renderResult(result)}\n`);
-      for (const g of result.goals) {
-        if (g.pass !== null) summary.push(`${g.pass ? "PASS" : "MISS"}  ${name}: ${g.metric}`);
-      }
-    } catch (err) {
-      failed++;
-      process.stderr.write(`${name} failed: ${(err as Error).stack ?? String(err)}\n`);
-      summary.push(`FAIL  ${name}: ${(err as Error).message}`);
-    }
-    process.stderr.write(`< ${name} ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+    if (!(await runNamed(name, () => BENCHMARKS[name]!(), summary))) failed++;
   }
   process.stdout.write(`### Summary\n\n${summary.join("\n")}\n`);
   return failed > 0 ? 1 : 0;

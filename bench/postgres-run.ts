@@ -6,7 +6,7 @@
  * reported, never an exit code.
  */
 import { cpus, totalmem } from "node:os";
-import { renderResult, type BenchResult } from "./lib/report.js";
+import { runNamed, type BenchResult } from "./lib/report.js";
 import { benchServer, pgSizes, stopBenchServer, type PgSizes } from "./postgres-common.js";
 import { pgBulkInsert } from "./postgres-bulk-insert.js";
 import { pgChurn } from "./postgres-churn.js";
@@ -51,20 +51,7 @@ async function main(): Promise<number> {
   const summary: string[] = [];
   try {
     for (const name of names.length > 0 ? names : Object.keys(BENCHMARKS)) {
-      process.stderr.write(`> ${name}\n`);
-      const t = performance.now();
-      try {
-        const result = await BENCHMARKS[name]!(sizes);
-        process.stdout.write(`${renderResult(result)}\n`);
-        for (const g of result.goals) {
-          if (g.pass !== null) summary.push(`${g.pass ? "PASS" : "MISS"}  ${name}: ${g.metric}`);
-        }
-      } catch (err) {
-        failed++;
-        process.stderr.write(`${name} failed: ${(err as Error).stack ?? String(err)}\n`);
-        summary.push(`FAIL  ${name}: ${(err as Error).message}`);
-      }
-      process.stderr.write(`< ${name} ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+      if (!(await runNamed(name, () => BENCHMARKS[name]!(sizes), summary))) failed++;
     }
   } finally {
     await stopBenchServer();

@@ -9,7 +9,7 @@
  */
 import { catchUp } from "./catch-up.js";
 import { removeAllData } from "./lib/data.js";
-import { renderResult, type BenchResult } from "./lib/report.js";
+import { runNamed, type BenchResult } from "./lib/report.js";
 import { load1, machineFacts, waitForQuiet } from "./lib/machine.js";
 import { sizesFromEnv, type Sizes } from "./lib/scale.js";
 import { dispatchThroughput } from "./dispatch-throughput.js";
@@ -46,23 +46,18 @@ async function main(): Promise<number> {
   const summary: string[] = [];
   try {
     for (const name of selected) {
-      process.stderr.write(`> ${name}\n`);
       await waitForQuiet();
-      const t = performance.now();
-      const loadBefore = load1();
-      try {
-        const result = await BENCHMARKS[name]!(sizes);
-        process.stdout.write(`${renderResult(result)}`);
-        process.stdout.write(`- load average (1 min) ${loadBefore} before, ${load1()} after\n\n`);
-        for (const g of result.goals) {
-          if (g.pass !== null) summary.push(`${g.pass ? "PASS" : "MISS"}  ${name}: ${g.metric}`);
-        }
-      } catch (err) {
-        failed++;
-        process.stderr.write(`${name} failed: ${(err as Error).stack ?? String(err)}\n`);
-        summary.push(`FAIL  ${name}: ${(err as Error).message}`);
-      }
-      process.stderr.write(`< ${name} ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+      let loadBefore = "";
+      const ok = await runNamed(
+        name,
+        () => {
+          loadBefore = load1();
+          return BENCHMARKS[name]!(sizes);
+        },
+        summary,
+        () => `- load average (1 min) ${loadBefore} before, ${load1()} after\n`,
+      );
+      if (!ok) failed++;
     }
   } finally {
     if (process.env.BENCH_KEEP_DATA !== "1") removeAllData();

@@ -79,3 +79,32 @@ export function ratio(a: number, b: number): string {
   if (!(b > 0)) return "-";
   return `${fmt(a / b)}x`;
 }
+
+/**
+ * Runs one named benchmark for a runner: prints its tables to stdout (then `trailer()`, if
+ * given), adds PASS/MISS/FAIL lines to `summary`, reports timing on stderr, and turns a
+ * thrown error into a FAIL line instead of ending the run. Resolves to false on a failure.
+ */
+export async function runNamed(
+  name: string,
+  run: () => Promise<BenchResult>,
+  summary: string[],
+  trailer?: () => string,
+): Promise<boolean> {
+  process.stderr.write(`> ${name}\n`);
+  const t = performance.now();
+  let ok = true;
+  try {
+    const result = await run();
+    process.stdout.write(`${renderResult(result)}${trailer?.() ?? ""}\n`);
+    for (const g of result.goals) {
+      if (g.pass !== null) summary.push(`${g.pass ? "PASS" : "MISS"}  ${name}: ${g.metric}`);
+    }
+  } catch (err) {
+    ok = false;
+    process.stderr.write(`${name} failed: ${(err as Error).stack ?? String(err)}\n`);
+    summary.push(`FAIL  ${name}: ${(err as Error).message}`);
+  }
+  process.stderr.write(`< ${name} ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+  return ok;
+}

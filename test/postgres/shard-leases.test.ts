@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { bucketOf } from "../../src/core/buckets.js";
-import { createIdGenerator, shardOf } from "../../src/core/ids.js";
-import type { NewJob } from "../../src/core/job.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
+import { jobMaker } from "./helpers.js";
 import { assignShards, ShardLeases } from "../../src/stores/postgres/shard-leases.js";
 import {
   dropCreatedSchemas,
@@ -113,23 +111,8 @@ describe("shard leases", () => {
   });
 
   it("claims only jobs of the shards a node owns", async () => {
-    const newId = createIdGenerator(() => T0);
-    const jobs: NewJob[] = Array.from({ length: 200 }, () => {
-      const id = newId();
-      return {
-        id,
-        tenant: "default",
-        key: null,
-        dueAt: T0,
-        bucket: bucketOf(T0, store.bucketWidthMs),
-        shard: shardOf(id, store.shardCount),
-        payload: null,
-        target: "t",
-        targetOptions: null,
-        maxAttempts: 1,
-        expireAfterMs: null,
-      };
-    });
+    const job = jobMaker(store, T0);
+    const jobs = Array.from({ length: 200 }, () => job(T0, { maxAttempts: 1 }));
     await store.jobsInsert({ jobs, now: T0 });
     const [a, b] = [node("a"), node("b")];
     for (let round = 0; round < 2; round++) {
@@ -167,23 +150,8 @@ describe("next due time per shard set", () => {
       shardCount: 8,
     });
     try {
-      const newId = createIdGenerator(() => T0);
-      const make = (dueAt: number): NewJob => {
-        const id = newId();
-        return {
-          id,
-          tenant: "default",
-          key: null,
-          dueAt,
-          bucket: bucketOf(dueAt, store.bucketWidthMs),
-          shard: shardOf(id, store.shardCount),
-          payload: null,
-          target: "t",
-          targetOptions: null,
-          maxAttempts: 1,
-          expireAfterMs: null,
-        };
-      };
+      const job = jobMaker(store, T0);
+      const make = (dueAt: number) => job(dueAt, { maxAttempts: 1 });
       // one job per day for 20 days: their shards vary
       const jobs = Array.from({ length: 20 }, (_, i) => make(T0 + i * 86_400_000 + 5));
       await store.jobsInsert({ jobs, now: T0 });
