@@ -180,6 +180,6 @@ type RawRow = [
 ];
 
 /** A plain insert of a pending row into the store's jobs table (positional binding). */
-const RAW_INSERT = `INSERT INTO jobs (id, tenant, key, status, due_at, bucket, shard, payload,
+const RAW_INSERT = `INSERT INTO jobs (id, tenant, key, due_at, bucket, shard, payload,
     target, target_options, max_attempts, expire_after_ms, created_at, updated_at)
-  VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;

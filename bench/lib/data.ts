@@ -37,7 +37,8 @@ interface BacklogInfo {
   readonly builtAt: number;
   readonly dueFrom: number;
 }
-const FORMAT_VERSION = 1;
+/** Bumped with the store layout: a cached backlog of another layout is rebuilt. */
+const FORMAT_VERSION = 2;
 
 export function ensureDataDir(): void {
   mkdirSync(DATA_DIR, { recursive: true });

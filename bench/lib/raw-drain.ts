@@ -3,44 +3,55 @@ import { Progress } from "./progress.js";
 
 /**
  * The physical baseline of firing: the least SQL work that takes a due job through
- * pending -> claimed -> succeeded with plain better-sqlite3, oldest bucket first, 500 per
- * claim transaction and one settle transaction per batch, calling `handler` in between.
- * It keeps the store's indexes (so every index entry the store must move, it moves too)
- * but skips the hot table, counters, leases checks and the async engine.
+ * pending -> claimed -> succeeded in the store's own tables with plain better-sqlite3,
+ * oldest bucket first, 500 per claim transaction and one settle transaction per batch,
+ * calling `handler` in between. Like the store, it writes a lease row per claimed job and
+ * an outcome row per finished one, and never the jobs row; it skips the hot table,
+ * counters, fencing checks and the async engine. The file must hold only pending jobs.
  */
 export function rawDrain(
   db: Database.Database,
   opts: { expected: number; until: number; label: string; handler: (row: RawRow) => void },
 ): number {
+  const next = db.prepare(`
+    SELECT seq, id, due_at, bucket, payload FROM jobs INDEXED BY jobs_bucket
+    WHERE bucket <= @until AND (bucket, seq) > (@bucket, @seq) ORDER BY bucket, seq LIMIT 500`);
   const claim = db.prepare(`
-    UPDATE jobs SET status = 'claimed', lease_owner = 'raw', lease_expires_at = @lease,
-      fence = fence + 1, attempts = attempts + 1, version = version + 1, updated_at = @now
-    WHERE seq IN (SELECT seq FROM jobs INDEXED BY jobs_pending_bucket
-      WHERE status = 'pending' AND bucket <= @until ORDER BY bucket, seq LIMIT 500)
-    RETURNING seq, id, due_at, bucket, payload`);
+    INSERT INTO claims (seq, owner, lease_expires_at, fence, attempts, version, claimed_at)
+    SELECT seq, 'raw', @lease, fence + 1, attempts + 1, version + 1, @now
+    FROM jobs WHERE seq IN (SELECT value FROM json_each(@seqs))`);
   const finish = db.prepare(`
-    UPDATE jobs SET status = 'succeeded', lease_owner = NULL, lease_expires_at = NULL,
-      version = version + 1, updated_at = @now, fired_at = @now, finished_at = @now
-    WHERE seq = @seq AND status = 'claimed'`);
-  const claimTx = db.transaction(
-    (now: number) => claim.all({ now, lease: now + 60_000, until: opts.until }) as RawRow[],
-  );
-  const finishTx = db.transaction((rows: RawRow[], now: number) => {
-    for (const r of rows) finish.run({ seq: r.seq, now });
+    INSERT INTO finished (seq, due_at, id, tenant, status, attempts, fence, version,
+      last_error, last_result, fired_at, finished_at)
+    SELECT j.seq, j.due_at, j.id, j.tenant, 'succeeded', c.attempts, c.fence, c.version + 1,
+      NULL, 'null', @now, @now
+    FROM json_each(@seqs) s JOIN jobs j ON j.seq = s.value JOIN claims c ON c.seq = j.seq`);
+  const unclaim = db.prepare(`DELETE FROM claims WHERE seq IN (SELECT value FROM json_each(?))`);
+  const claimTx = db.transaction((cursor: { bucket: number; seq: number }, now: number) => {
+    const rows = next.all({ until: opts.until, ...cursor }) as RawRow[];
+    if (rows.length > 0) claim.run({ now, lease: now + 60_000, seqs: seqsOf(rows) });
+    return rows;
+  });
+  const finishTx = db.transaction((seqs: string, now: number) => {
+    finish.run({ seqs, now });
+    unclaim.run(seqs);
   });
   const p = new Progress(opts.label, opts.expected);
   let done = 0;
+  let cursor = { bucket: Number.MIN_SAFE_INTEGER, seq: 0 };
   const t = performance.now();
   for (;;) {
-    const rows = claimTx.immediate(Date.now());
-    if (rows.length === 0) break;
-    // RETURNING yields rows in table order; hand them out oldest bucket first.
+    const rows = claimTx.immediate(cursor, Date.now());
+    const last = rows[rows.length - 1];
+    if (!last) break;
+    cursor = { bucket: last.bucket, seq: last.seq };
+    // Read in (bucket, seq) order; hand them out oldest bucket first, by due time.
     rows.sort((a, b) => a.bucket - b.bucket || a.due_at - b.due_at);
     for (const r of rows) {
       JSON.parse(r.payload);
       opts.handler(r);
     }
-    finishTx.immediate(rows, Date.now());
+    finishTx.immediate(seqsOf(rows), Date.now());
     done += rows.length;
     p.update(done);
   }
@@ -49,6 +60,10 @@ export function rawDrain(
   if (done !== opts.expected)
     throw new Error(`${opts.label}: drained ${done}, expected ${opts.expected}`);
   return rate;
+}
+
+function seqsOf(rows: readonly RawRow[]): string {
+  return JSON.stringify(rows.map((r) => r.seq));
 }
 
 export interface RawRow {

@@ -1,22 +1,38 @@
+import type { Job } from "../../core/job.js";
 import type { CancelResult, RescheduleParams, RescheduleResult } from "../../store/store.js";
 import type { SqliteContext } from "./context.js";
 import { CounterDeltas, rowToJob, type JobTuple } from "./rows.js";
 
-/** Cancels a pending job; call inside a write transaction. */
+/**
+ * Cancels a pending job (an outcome row; the job's own row is not written); call inside a
+ * write transaction, which makes the state check and the change one step.
+ */
 export function cancelJob(
   ctx: SqliteContext,
   params: { id: string; tenant?: string; now: number },
 ): CancelResult {
   const current = ctx.ownedRow(params.id, params.tenant);
   if (!current) return { outcome: "not-found" };
-  const row = ctx.s.jobCancel.get({ id: params.id, now: params.now }) as JobTuple | undefined;
-  if (!row) return { outcome: "too-late", job: current.job };
-  const cancelled = rowToJob(row);
-  ctx.s.hotDelete.run(current.job.dueAt, current.seq);
+  const job = current.job;
+  if (job.status !== "pending") return { outcome: "too-late", job };
+  ctx.s.finishedInsert.run({
+    seq: current.seq,
+    dueAt: job.dueAt,
+    id: job.id,
+    tenant: job.tenant,
+    status: "cancelled",
+    attempts: job.attempts,
+    fence: job.fence,
+    version: job.version + 1,
+    error: job.lastError,
+    firedAt: job.firedAt,
+    now: params.now,
+  });
+  ctx.s.hotDelete.run(job.dueAt, current.seq);
   const deltas = new CounterDeltas();
-  deltas.move(cancelled.tenant, "pending", "cancelled", current.job.bucket, current.job.bucket);
+  deltas.move(job.tenant, "pending", "cancelled", job.bucket, job.bucket);
   ctx.flush(deltas);
-  return { outcome: "cancelled", job: cancelled };
+  return { outcome: "cancelled", job: reread(ctx, job.id) };
 }
 
 /**
@@ -30,29 +46,47 @@ export function moveJob(
 ): RescheduleResult {
   const current = ctx.ownedRow(params.id, params.tenant);
   if (!current) return { outcome: "not-found" };
-  if (current.job.status !== from) return { outcome: "too-late", job: current.job };
-  if (params.expectedVersion !== undefined && current.job.version !== params.expectedVersion) {
-    return { outcome: "version-conflict", job: current.job };
+  const job = current.job;
+  if (job.status !== from) return { outcome: "too-late", job };
+  if (params.expectedVersion !== undefined && job.version !== params.expectedVersion) {
+    return { outcome: "version-conflict", job };
   }
-  if (from === "dead" && current.job.key !== null) {
-    const holder = ctx.s.jobByLiveKey.get(current.job.tenant, current.job.key) as
-      JobTuple | undefined;
-    if (holder) return { outcome: "key-conflict", job: current.job, holder: rowToJob(holder) };
+  const seq = current.seq;
+  const target = { seq, dueAt: params.dueAt, bucket: params.bucket, now: params.now };
+  if (from === "pending") {
+    ctx.s.jobReschedule.run(target);
+    ctx.s.hotDelete.run(job.dueAt, seq);
+  } else {
+    if (job.key !== null) {
+      const holder = ctx.s.jobByLiveKey.get(job.tenant, job.key) as JobTuple | undefined;
+      if (holder) return { outcome: "key-conflict", job, holder: rowToJob(holder) };
+    }
+    const dead = ctx.s.deadOutcome.get(seq) as {
+      rid: number;
+      fence: number;
+      version: number;
+      last_error: string | null;
+      fired_at: number | null;
+    };
+    ctx.s.finishedDelete.run(dead.rid);
+    ctx.s.jobRetry.run({
+      ...target,
+      fence: dead.fence,
+      version: dead.version + 1,
+      error: dead.last_error,
+      firedAt: dead.fired_at,
+    });
+    if (job.key !== null) ctx.s.liveKeySet.run(job.tenant, job.key, seq);
   }
-  const stmt = from === "pending" ? ctx.s.jobReschedule : ctx.s.jobRetry;
-  const row = stmt.get({
-    id: params.id,
-    dueAt: params.dueAt,
-    bucket: params.bucket,
-    expectedVersion: params.expectedVersion ?? null,
-    now: params.now,
-  }) as JobTuple | undefined;
-  if (!row) return { outcome: "too-late", job: current.job };
-  const moved = rowToJob(row);
-  if (from === "pending") ctx.s.hotDelete.run(current.job.dueAt, current.seq);
-  ctx.placeInHot({ seq: current.seq, bucket: moved.bucket, due_at: moved.dueAt });
+  ctx.placeInHot({ seq, bucket: params.bucket, due_at: params.dueAt });
   const deltas = new CounterDeltas();
-  deltas.move(moved.tenant, from, "pending", current.job.bucket, moved.bucket);
+  deltas.move(job.tenant, from, "pending", job.bucket, params.bucket);
   ctx.flush(deltas);
-  return { outcome: "rescheduled", job: moved };
+  return { outcome: "rescheduled", job: reread(ctx, job.id) };
+}
+
+/** The job as it stands after a change made in this transaction. */
+function reread(ctx: SqliteContext, id: string): Job {
+  const row = ctx.s.jobById.get(id) as JobTuple;
+  return rowToJob(row);
 }

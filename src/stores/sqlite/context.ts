@@ -6,14 +6,6 @@ import type { SQL } from "./statements.js";
 /** The prepared statements of a store, by name. */
 export type Statements = Record<keyof typeof SQL, Database.Statement>;
 
-/** A row a transition statement returns: enough to keep the hot index and counters right. */
-export interface PlacedRow {
-  seq: number;
-  tenant: string;
-  bucket: number;
-  due_at: number;
-}
-
 /**
  * What every SQLite operation needs: the connection, its statements, the bucket width, and
  * the bookkeeping shared by writes (hot index placement, counter deltas).
@@ -41,7 +33,7 @@ export class SqliteContext {
 
   /**
    * A job that became pending (again) goes into the hot index when its bucket is staged or
-   * being staged; otherwise staging will find it through jobs_pending_bucket.
+   * being staged; otherwise staging will find it through jobs_bucket.
    */
   placeInHot(r: { seq: number; bucket: number; due_at: number }): void {
     if (this.s.stagingGet.get(r.bucket) !== undefined) this.s.hotInsert.run(r.due_at, r.seq);

@@ -5,7 +5,8 @@ import { CounterDeltas, rowToJob, type JobTuple } from "./rows.js";
 
 /**
  * Stores jobs; call inside a write transaction. A key held by a live job, or by an earlier
- * job of the same call, returns that job instead. Jobs whose bucket is staged (or being
+ * job of the same call, returns that job instead; a key whose holder has finished passes to
+ * the new job. Jobs whose bucket is staged (or being
  * staged) go straight into the hot index too.
  */
 export function insertJobs(
@@ -49,6 +50,7 @@ export function insertJobs(
       now,
     );
     const seq = Number(info.lastInsertRowid);
+    if (j.key !== null) ctx.s.liveKeySet.run(j.tenant, j.key, seq);
     let isStaged = staged.get(j.bucket);
     if (isStaged === undefined) {
       isStaged = ctx.s.stagingGet.get(j.bucket) !== undefined;

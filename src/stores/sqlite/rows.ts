@@ -41,6 +41,34 @@ export interface StoredJob {
   readonly job: Job;
 }
 
+/** Position of each column in a JobTuple. */
+const COL = Object.fromEntries(JOB_COLUMN_NAMES.map((name, i) => [name, i])) as Record<
+  (typeof JOB_COLUMN_NAMES)[number],
+  number
+>;
+
+export function rowSeq(r: JobTuple): number {
+  return r[COL.seq] as number;
+}
+
+/**
+ * A pending row as the claim just made it (the values `claimInsert` wrote): claimed, with
+ * the lease, and the next fencing token, attempt and version. Changes the tuple in place.
+ */
+export function asClaimed(
+  r: JobTuple,
+  lease: { owner: string; leaseUntil: number; now: number },
+): JobTuple {
+  r[COL.status] = "claimed";
+  r[COL.attempts] = (r[COL.attempts] as number) + 1;
+  r[COL.fence] = (r[COL.fence] as number) + 1;
+  r[COL.version] = (r[COL.version] as number) + 1;
+  r[COL.lease_owner] = lease.owner;
+  r[COL.lease_expires_at] = lease.leaseUntil;
+  r[COL.updated_at] = lease.now;
+  return r;
+}
+
 export function decodeRow(r: JobTuple): StoredJob {
   return { seq: r[0] as number, job: rowToJob(r) };
 }

@@ -1,10 +1,26 @@
 import type { LeaseExpiryResult, Settlement } from "../../store/store.js";
-import type { PlacedRow, SqliteContext } from "./context.js";
+import type { SqliteContext } from "./context.js";
 import { CounterDeltas } from "./rows.js";
+
+/** A live claim, as `claimOf` reads it. */
+interface ClaimRow {
+  seq: number;
+  id: string;
+  tenant: string;
+  due_at: number;
+  bucket: number;
+  last_error: string | null;
+  fired_at: number | null;
+  attempts: number;
+  fence: number;
+  version: number;
+}
 
 /**
  * Records outcomes of claimed jobs; call inside a write transaction. Each applies only while
- * the job is still claimed under the settlement's fencing token.
+ * the job is still claimed under the settlement's fencing token. Outcomes become `finished`
+ * rows (appended in due order); only a claim that ends without one (retry, release) writes
+ * the job's own row.
  */
 export function settleJobs(
   ctx: SqliteContext,
@@ -15,47 +31,33 @@ export function settleJobs(
   const succeeded = settleSucceeded(ctx, settlements, now, deltas);
   const out = settlements.map((st, i) => {
     if (st.outcome === "succeeded") return succeeded[i] ?? false;
+    const c = ctx.s.claimOf.get(st.id, st.fence) as ClaimRow | undefined;
+    if (!c) return false;
     if (st.outcome === "release") {
-      const r = ctx.s.settleRelease.get({ id: st.id, fence: st.fence, now }) as
-        PlacedRow | undefined;
-      if (!r) return false;
-      deltas.move(r.tenant, "claimed", "pending", r.bucket, r.bucket);
-      ctx.placeInHot(r);
-      return true;
-    }
-    if (st.outcome === "retry") {
-      const r = ctx.s.settleRetry.get({
-        id: st.id,
-        fence: st.fence,
-        retryAt: st.retryAt,
+      // Never started: the attempt is given back.
+      requeue(ctx, c, deltas, { attempts: c.attempts - 1, error: c.last_error, now });
+    } else if (st.outcome === "retry") {
+      requeue(ctx, c, deltas, {
+        dueAt: st.retryAt,
         bucket: st.bucket,
+        attempts: c.attempts,
         error: st.error,
-        now,
         firedAt: st.firedAt,
-      }) as PlacedRow | undefined;
-      if (!r) return false;
-      deltas.move(r.tenant, "claimed", "pending", r.bucket, r.bucket);
-      ctx.placeInHot(r);
-      return true;
+        now,
+      });
+    } else {
+      finish(ctx, c, deltas, st.outcome, st.error ?? null, st.firedAt, now);
     }
-    const r = ctx.s.settleFinish.get({
-      id: st.id,
-      fence: st.fence,
-      status: st.outcome,
-      result: null,
-      error: st.error,
-      now,
-      firedAt: st.firedAt,
-    }) as PlacedRow | undefined;
-    if (!r) return false;
-    deltas.move(r.tenant, "claimed", st.outcome, r.bucket, r.bucket);
     return true;
   });
   ctx.flush(deltas);
   return out;
 }
 
-/** The successes of a batch in one statement; returns applied flags by settlement index. */
+/**
+ * The successes of a batch in two statements (outcome rows from the claims named by
+ * (id, fence), then those claims deleted); returns applied flags by settlement index.
+ */
 function settleSucceeded(
   ctx: SqliteContext,
   settlements: readonly Settlement[],
@@ -65,21 +67,87 @@ function settleSucceeded(
   const batch: { i: string; f: number; r: string; t: number }[] = [];
   const index = new Map<string, number>();
   settlements.forEach((st, i) => {
-    if (st.outcome !== "succeeded") return;
+    if (st.outcome !== "succeeded" || index.has(st.id)) return;
     batch.push({ i: st.id, f: st.fence, r: JSON.stringify(st.result), t: st.firedAt });
     index.set(st.id, i);
   });
   const applied: (boolean | undefined)[] = [];
   if (batch.length === 0) return applied;
   const rows = ctx.s.settleSucceededMany.all({ now, batch: JSON.stringify(batch) }) as {
+    seq: number;
     id: string;
     tenant: string;
   }[];
+  if (rows.length === 0) return applied;
+  ctx.s.claimsDeleteMany.run(JSON.stringify(rows.map((r) => r.seq)));
   for (const r of rows) {
     applied[index.get(r.id)!] = true;
     deltas.move(r.tenant, "claimed", "succeeded", 0, 0);
   }
   return applied;
+}
+
+/** Ends a claim with an outcome row: dead or expired. */
+function finish(
+  ctx: SqliteContext,
+  c: ClaimRow,
+  deltas: CounterDeltas,
+  status: "dead" | "expired",
+  error: string | null,
+  firedAt: number | null,
+  now: number,
+): void {
+  ctx.s.claimDelete.run(c.seq);
+  ctx.s.finishedInsert.run({
+    seq: c.seq,
+    dueAt: c.due_at,
+    id: c.id,
+    tenant: c.tenant,
+    status,
+    attempts: c.attempts,
+    fence: c.fence,
+    version: c.version + 1,
+    error: error ?? c.last_error,
+    firedAt: firedAt ?? c.fired_at,
+    now,
+  });
+  deltas.move(c.tenant, "claimed", status, c.bucket, c.bucket);
+}
+
+/**
+ * Ends a claim with the job pending again (at a new due time for a retry): the claim's
+ * token, attempts and version go back into the job's row, so the next claim's token is
+ * greater than every earlier one.
+ */
+function requeue(
+  ctx: SqliteContext,
+  c: ClaimRow,
+  deltas: CounterDeltas,
+  next: {
+    dueAt?: number;
+    bucket?: number;
+    attempts: number;
+    error: string | null;
+    firedAt?: number;
+    now: number;
+  },
+): void {
+  const dueAt = next.dueAt ?? c.due_at;
+  const bucket = next.bucket ?? c.bucket;
+  ctx.s.claimDelete.run(c.seq);
+  ctx.s.jobRequeue.run({
+    seq: c.seq,
+    dueAt,
+    bucket,
+    attempts: next.attempts,
+    fence: c.fence,
+    version: c.version + 1,
+    error: next.error,
+    firedAt: next.firedAt ?? c.fired_at,
+    now: next.now,
+  });
+  deltas.move(c.tenant, "claimed", "pending", c.bucket, bucket);
+  ctx.placeInHot({ seq: c.seq, bucket, due_at: dueAt });
 }
 
 /**
@@ -96,29 +164,15 @@ export function expireLeases(ctx: SqliteContext, now: number, limit: number): Le
   const deltas = new CounterDeltas();
   let requeued = 0;
   let dead = 0;
+  const error = "lease expired before the job was acknowledged";
   for (const e of expired) {
-    const error = "lease expired before the job was acknowledged";
+    const c = ctx.s.claimOf.get(e.id, e.fence) as ClaimRow | undefined;
+    if (!c) continue;
     if (e.attempts >= e.max_attempts) {
-      const r = ctx.s.settleFinish.get({
-        id: e.id,
-        fence: e.fence,
-        status: "dead",
-        result: null,
-        error,
-        now: now,
-        firedAt: null,
-      }) as PlacedRow | undefined;
-      if (r) {
-        deltas.move(r.tenant, "claimed", "dead", r.bucket, r.bucket);
-        dead++;
-      }
-      continue;
-    }
-    const r = ctx.s.leaseRequeue.get({ id: e.id, fence: e.fence, now: now, error }) as
-      PlacedRow | undefined;
-    if (r) {
-      deltas.move(r.tenant, "claimed", "pending", r.bucket, r.bucket);
-      ctx.placeInHot(r);
+      finish(ctx, c, deltas, "dead", error, null, now);
+      dead++;
+    } else {
+      requeue(ctx, c, deltas, { attempts: c.attempts, error, now });
       requeued++;
     }
   }

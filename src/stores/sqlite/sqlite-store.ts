@@ -22,7 +22,7 @@ import { migrate, openDatabase } from "./connection.js";
 import { SqliteContext, type Statements } from "./context.js";
 import { insertJobs } from "./insert.js";
 import { listJobs } from "./list.js";
-import { CounterDeltas, rowToJob, type JobTuple } from "./rows.js";
+import { asClaimed, CounterDeltas, rowSeq, rowToJob, type JobTuple } from "./rows.js";
 import { expireLeases, settleJobs } from "./settle.js";
 import { stageBuckets } from "./staging.js";
 import { RAW_JOB_STATEMENTS, SQL } from "./statements.js";
@@ -135,8 +135,9 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Reads the due prefix of the hot index, deletes exactly that range, and moves those jobs
-   * from pending to claimed in one conditional update: one transaction, three statements.
+   * Reads the due prefix of the hot index, deletes exactly that range, reads those jobs
+   * (still pending) and gives each a lease row: one transaction, four statements, and no
+   * write to the jobs rows themselves (see migrations.ts).
    */
   async jobsClaimDue(params: ClaimParams): Promise<Job[]> {
     return this.ctx.write(() => {
@@ -147,15 +148,22 @@ export class SqliteStore implements Store {
       const last = prefix[prefix.length - 1];
       if (!last) return [];
       this.s.hotDeletePrefix.run(last.due_at, last.seq);
-      const rows = this.s.jobsClaim.all({
+      const rows = this.s.claimRead.all({
         seqs: JSON.stringify(prefix.map((p) => p.seq)),
+      }) as JobTuple[];
+      if (rows.length === 0) return [];
+      const lease = {
         owner: params.owner,
         leaseUntil: params.now + params.leaseMs,
         now: params.now,
-      }) as JobTuple[];
-      const jobs = rows.map(rowToJob);
+      };
+      this.s.claimInsert.run({ seqs: JSON.stringify(rows.map(rowSeq)), ...lease });
       const deltas = new CounterDeltas();
-      for (const j of jobs) deltas.move(j.tenant, "pending", "claimed", j.bucket, j.bucket);
+      const jobs = rows.map((r) => {
+        const job = rowToJob(asClaimed(r, lease));
+        deltas.move(job.tenant, "pending", "claimed", job.bucket, job.bucket);
+        return job;
+      });
       this.ctx.flush(deltas);
       return jobs.sort(byDue);
     });
@@ -214,17 +222,21 @@ export class SqliteStore implements Store {
     return out;
   }
 
-  /** Deletes the oldest finished rows (index jobs_finished_at) and their counts. */
+  /** Deletes the oldest finished jobs (index finished_at): outcome, row and key together. */
   async historyPurge(params: { before: number; limit: number }): Promise<number> {
     return this.ctx.write(() => {
       const rows = this.s.historyOldest.all(params.before, params.limit) as {
+        rid: number;
         seq: number;
         tenant: string;
         status: JobStatus;
+        key: string | null;
       }[];
       const deltas = new CounterDeltas();
       for (const r of rows) {
+        this.s.finishedDelete.run(r.rid);
         this.s.jobDeleteBySeq.run(r.seq);
+        if (r.key !== null) this.s.liveKeyDelete.run(r.tenant, r.key, r.seq);
         deltas.status(r.tenant, r.status, -1);
       }
       this.ctx.flush(deltas);

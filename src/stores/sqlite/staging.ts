@@ -3,7 +3,7 @@ import type { SqliteContext } from "./context.js";
 
 /**
  * Copies pending jobs of buckets starting at or before `until` into the hot index, oldest
- * bucket first, in chunks of one transaction each, at most `maxRows` rows per call. A cursor
+ * bucket first (jobs of the bucket already claimed or finished are passed over), in chunks of one transaction each, at most `maxRows` rows per call. A cursor
  * per bucket (its last staged seq) lets a large bucket be staged over several calls, and a
  * write into a bucket being staged goes to hot directly, so nothing slips between chunks.
  */
@@ -18,8 +18,9 @@ export function stageBuckets(ctx: SqliteContext, until: number, maxRows: number)
       const found = ctx.s.stageRead.all(next.bucket, state?.cursor ?? 0, budget) as {
         due_at: number;
         seq: number;
+        pending: 0 | 1;
       }[];
-      for (const r of found) ctx.s.hotInsert.run(r.due_at, r.seq);
+      for (const r of found) if (r.pending === 1) ctx.s.hotInsert.run(r.due_at, r.seq);
       rows += found.length;
       const cursor = found.length > 0 ? found[found.length - 1]!.seq : (state?.cursor ?? 0);
       const complete = found.length < budget;

@@ -1,10 +1,50 @@
 /**
  * Every SQL statement of the SQLite store, one per operation, with what it relies on.
  * Named parameters (`@name`) are bound from plain objects by better-sqlite3.
+ *
+ * A job's state is spread over three tables (see migrations.ts): `jobs` (its definition,
+ * written at insert and on rare changes), `claims` (while claimed) and `finished` (once
+ * finished). JOB_SELECT joins them back into one row in JOB_COLUMN_NAMES order, with the
+ * aliases j, c and f; statements add their own WHERE clause.
  */
 import { JOB_COLUMN_NAMES } from "./rows.js";
 
-const JOB_COLUMNS = JOB_COLUMN_NAMES.join(", ");
+const JOB_EXPRESSIONS: Record<(typeof JOB_COLUMN_NAMES)[number], string> = {
+  seq: "j.seq",
+  id: "j.id",
+  tenant: "j.tenant",
+  key: "j.key",
+  status:
+    "CASE WHEN f.rid IS NOT NULL THEN f.status WHEN c.seq IS NOT NULL THEN 'claimed' ELSE 'pending' END",
+  due_at: "j.due_at",
+  bucket: "j.bucket",
+  shard: "j.shard",
+  payload: "j.payload",
+  target: "j.target",
+  target_options: "j.target_options",
+  attempts: "coalesce(f.attempts, c.attempts, j.attempts)",
+  max_attempts: "j.max_attempts",
+  expire_after_ms: "j.expire_after_ms",
+  version: "coalesce(f.version, c.version, j.version)",
+  lease_owner: "c.owner",
+  lease_expires_at: "c.lease_expires_at",
+  fence: "coalesce(f.fence, c.fence, j.fence)",
+  last_error: "CASE WHEN f.rid IS NOT NULL THEN f.last_error ELSE j.last_error END",
+  last_result: "f.last_result",
+  created_at: "j.created_at",
+  updated_at: "coalesce(f.finished_at, c.claimed_at, j.updated_at)",
+  fired_at: "CASE WHEN f.rid IS NOT NULL THEN f.fired_at ELSE j.fired_at END",
+  finished_at: "f.finished_at",
+};
+
+const JOB_COLUMNS = JOB_COLUMN_NAMES.map((name) => JOB_EXPRESSIONS[name]).join(", ");
+/** Full job rows, driven from `jobs`. */
+const JOB_SELECT = `SELECT ${JOB_COLUMNS} FROM jobs j
+  LEFT JOIN claims c ON c.seq = j.seq
+  LEFT JOIN finished f ON f.due_at = j.due_at AND f.id = j.id`;
+/** A job is pending when it has neither a claim nor an outcome. */
+const IS_PENDING = `NOT EXISTS (SELECT 1 FROM claims c2 WHERE c2.seq = j.seq)
+  AND NOT EXISTS (SELECT 1 FROM finished f2 WHERE f2.due_at = j.due_at AND f2.id = j.id)`;
 
 export const SQL = {
   metaGet: `SELECT value FROM meta WHERE name = ?`,
@@ -15,16 +55,21 @@ export const SQL = {
    * Appends: seq is the next rowid; id is a monotonic ULID so its unique index appends too.
    * Positional parameters: binding is measurably cheaper than named ones on the bulk path.
    */
-  jobInsert: `INSERT INTO jobs (id, tenant, key, status, due_at, bucket, shard, payload, target,
+  jobInsert: `INSERT INTO jobs (id, tenant, key, due_at, bucket, shard, payload, target,
       target_options, max_attempts, expire_after_ms, created_at, updated_at)
-    VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 
-  /** Unique index jobs_live_key (partial: live jobs with a key). */
-  jobByLiveKey: `SELECT ${JOB_COLUMNS} FROM jobs
-    WHERE tenant = ? AND key = ? AND key IS NOT NULL AND finished_at IS NULL`,
+  /** live_keys primary key, then the holder's row: live while it has no outcome. */
+  jobByLiveKey: `${JOB_SELECT}
+    WHERE j.seq = (SELECT seq FROM live_keys WHERE tenant = ? AND key = ?) AND f.rid IS NULL`,
+  /** The key now belongs to `seq` (a new job, or a dead one retried). */
+  liveKeySet: `INSERT INTO live_keys (tenant, key, seq) VALUES (?, ?, ?)
+    ON CONFLICT (tenant, key) DO UPDATE SET seq = excluded.seq`,
+  /** Retention: forget a key whose latest holder is being deleted. */
+  liveKeyDelete: `DELETE FROM live_keys WHERE tenant = ? AND key = ? AND seq = ?`,
 
   /** Unique index on id. */
-  jobById: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`,
+  jobById: `${JOB_SELECT} WHERE j.id = ?`,
 
   /** Primary key of bucket_staging: is this bucket (being) copied into hot? */
   stagingGet: `SELECT cursor, done FROM bucket_staging WHERE bucket = ?`,
@@ -53,83 +98,94 @@ export const SQL = {
   hotEarliest: `SELECT min(due_at) AS due_at FROM hot`,
 
   /**
-   * The claim: a conditional update from pending (the state it expects) to claimed, on the
-   * rows whose seqs the hot prefix named. Bumps fence and attempts; RETURNING gives the rows.
+   * The claim, read side: the rows whose seqs the hot prefix named, still pending (no claim,
+   * no outcome). Reads only: the jobs rows are not written.
    */
-  jobsClaim: `UPDATE jobs SET status = 'claimed', lease_owner = @owner,
-      lease_expires_at = @leaseUntil, fence = fence + 1, attempts = attempts + 1,
-      version = version + 1, updated_at = @now
-    WHERE seq IN (SELECT value FROM json_each(@seqs)) AND status = 'pending'
-    RETURNING ${JOB_COLUMNS}`,
+  claimRead: `${JOB_SELECT}
+    WHERE j.seq IN (SELECT value FROM json_each(@seqs)) AND c.seq IS NULL AND f.rid IS NULL`,
+  /**
+   * The claim, write side: a lease row per job just read, with the next fencing token,
+   * attempt and version. Appends to a table as small as the work in flight.
+   */
+  claimInsert: `INSERT INTO claims (seq, owner, lease_expires_at, fence, attempts, version, claimed_at)
+    SELECT j.seq, @owner, @leaseUntil, j.fence + 1, j.attempts + 1, j.version + 1, @now
+    FROM jobs j WHERE j.seq IN (SELECT value FROM json_each(@seqs))`,
 
   /** Earliest bucket, at or before @until, holding pending work not yet fully staged. */
   stageNextBucket: `SELECT c.bucket AS bucket FROM bucket_counts c
     WHERE c.bucket <= ? AND c.pending > 0
       AND NOT EXISTS (SELECT 1 FROM bucket_staging s WHERE s.bucket = c.bucket AND s.done = 1)
     ORDER BY c.bucket LIMIT 1`,
-  /** Index jobs_pending_bucket (bucket, seq): a sequential read inside one bucket. */
-  stageRead: `SELECT due_at, seq FROM jobs
-    WHERE bucket = ? AND status = 'pending' AND seq > ? ORDER BY seq LIMIT ?`,
+  /**
+   * Index jobs_bucket (bucket, seq): a sequential read inside one bucket, skipping jobs
+   * already claimed or finished (cancelled before their bucket came due, say).
+   */
+  stageRead: `SELECT j.due_at AS due_at, j.seq AS seq,
+      (${IS_PENDING}) AS pending
+    FROM jobs j WHERE j.bucket = ? AND j.seq > ? ORDER BY j.seq LIMIT ?`,
   /** Earliest bucket with pending work that is not fully staged (for the watcher's sleep). */
   nextUnstagedBucket: `SELECT min(c.bucket) AS bucket FROM bucket_counts c
     WHERE c.pending > 0
       AND NOT EXISTS (SELECT 1 FROM bucket_staging s WHERE s.bucket = c.bucket AND s.done = 1)`,
 
-  /** Settle a claim: applies only while the job is claimed under the same fencing token. */
-  settleFinish: `UPDATE jobs SET status = @status, last_result = @result, last_error = COALESCE(@error, last_error),
-      lease_owner = NULL, lease_expires_at = NULL, version = version + 1,
-      updated_at = @now, fired_at = COALESCE(@firedAt, fired_at), finished_at = @now
-    WHERE id = @id AND status = 'claimed' AND fence = @fence
-    RETURNING seq, tenant, bucket, due_at`,
+  /** The claim a settlement names: by id, only while claimed under the same fencing token. */
+  claimOf: `SELECT j.seq AS seq, j.id AS id, j.tenant AS tenant, j.due_at AS due_at,
+      j.bucket AS bucket, j.last_error AS last_error, j.fired_at AS fired_at,
+      c.attempts AS attempts, c.fence AS fence, c.version AS version
+    FROM jobs j JOIN claims c ON c.seq = j.seq WHERE j.id = ? AND c.fence = ?`,
+  claimDelete: `DELETE FROM claims WHERE seq = ?`,
   /**
-   * Settles a whole batch of successes in one statement: UPDATE ... FROM json_each, joined on
-   * the id index, each row still conditional on claimed + its own fencing token. The unary +
-   * keeps the planner off jobs_claimed_lease, which would make json_each the inner loop.
+   * Settles a whole batch of successes in one statement: the claims named by (id, fence)
+   * become outcome rows (appended in due order). RETURNING says which applied; their claims
+   * are deleted next by seq.
    */
-  settleSucceededMany: `UPDATE jobs SET status = 'succeeded', last_result = s.result,
-      lease_owner = NULL, lease_expires_at = NULL, version = version + 1,
-      updated_at = @now, fired_at = s.fired_at, finished_at = @now
+  settleSucceededMany: `INSERT INTO finished (seq, due_at, id, tenant, status, attempts, fence,
+      version, last_error, last_result, fired_at, finished_at)
+    SELECT j.seq, j.due_at, j.id, j.tenant, 'succeeded', c.attempts, c.fence, c.version + 1,
+      j.last_error, s.result, s.fired_at, @now
     FROM (SELECT value ->> '$.i' AS id, value ->> '$.f' AS fence, value ->> '$.r' AS result,
             value ->> '$.t' AS fired_at
           FROM json_each(@batch)) AS s
-    WHERE jobs.id = s.id AND +jobs.status = 'claimed' AND jobs.fence = s.fence
-    RETURNING jobs.id AS id, jobs.tenant AS tenant`,
-  settleRetry: `UPDATE jobs SET status = 'pending', due_at = @retryAt, bucket = @bucket,
-      last_error = @error, lease_owner = NULL, lease_expires_at = NULL,
-      version = version + 1, updated_at = @now, fired_at = @firedAt
-    WHERE id = @id AND status = 'claimed' AND fence = @fence
-    RETURNING seq, tenant, bucket, due_at`,
+      JOIN jobs j ON j.id = s.id
+      JOIN claims c ON c.seq = j.seq AND c.fence = s.fence
+    RETURNING seq, id, tenant`,
+  claimsDeleteMany: `DELETE FROM claims WHERE seq IN (SELECT value FROM json_each(?))`,
+  /** An outcome row (dead, expired or cancelled) from values already checked. */
+  finishedInsert: `INSERT INTO finished (seq, due_at, id, tenant, status, attempts, fence,
+      version, last_error, last_result, fired_at, finished_at)
+    VALUES (@seq, @dueAt, @id, @tenant, @status, @attempts, @fence, @version, @error, NULL,
+      @firedAt, @now)`,
+  /**
+   * A claim that ends without an outcome (retry, release, lease expiry) writes its attempt,
+   * token and version back into the jobs row (tokens stay monotonic), with the new due time.
+   */
+  jobRequeue: `UPDATE jobs SET due_at = @dueAt, bucket = @bucket, attempts = @attempts,
+      fence = @fence, version = @version, last_error = @error, fired_at = @firedAt,
+      updated_at = @now
+    WHERE seq = @seq`,
 
-  /** Release an unstarted claim: back to pending, the attempt given back. */
-  settleRelease: `UPDATE jobs SET status = 'pending', attempts = attempts - 1,
-      lease_owner = NULL, lease_expires_at = NULL, version = version + 1, updated_at = @now
-    WHERE id = @id AND status = 'claimed' AND fence = @fence
-    RETURNING seq, tenant, bucket, due_at`,
-
-  /** Cancel: conditional on pending. */
-  jobCancel: `UPDATE jobs SET status = 'cancelled', version = version + 1,
-      updated_at = @now, finished_at = @now
-    WHERE id = @id AND status = 'pending'
-    RETURNING ${JOB_COLUMNS}`,
-  /** Reschedule: conditional on pending (and on the version when one is expected). */
+  /** Cancel and reschedule: only a pending job (no claim, no outcome). */
+  pendingRow: `SELECT j.seq AS seq, j.version AS version FROM jobs j
+    WHERE j.id = ? AND ${IS_PENDING}`,
+  /** Reschedule: the jobs row of a pending job (checked just before, in the same transaction). */
   jobReschedule: `UPDATE jobs SET due_at = @dueAt, bucket = @bucket, version = version + 1,
       updated_at = @now
-    WHERE id = @id AND status = 'pending' AND (@expectedVersion IS NULL OR version = @expectedVersion)
-    RETURNING ${JOB_COLUMNS}`,
-  /** Retry a dead job: conditional on dead. */
-  jobRetry: `UPDATE jobs SET status = 'pending', due_at = @dueAt, bucket = @bucket,
-      attempts = 0, version = version + 1, updated_at = @now, finished_at = NULL,
-      lease_owner = NULL, lease_expires_at = NULL
-    WHERE id = @id AND status = 'dead' AND (@expectedVersion IS NULL OR version = @expectedVersion)
-    RETURNING ${JOB_COLUMNS}`,
+    WHERE seq = @seq`,
+  /** Retry a dead job: its outcome row goes, the row takes the outcome's token and version. */
+  finishedDelete: `DELETE FROM finished WHERE rid = ?`,
+  deadOutcome: `SELECT f.rid AS rid, f.fence AS fence, f.version AS version,
+      f.last_error AS last_error, f.fired_at AS fired_at
+    FROM jobs j JOIN finished f ON f.due_at = j.due_at AND f.id = j.id
+    WHERE j.seq = ? AND f.status = 'dead'`,
+  jobRetry: `UPDATE jobs SET due_at = @dueAt, bucket = @bucket, attempts = 0, fence = @fence,
+      version = @version, last_error = @error, fired_at = @firedAt, updated_at = @now
+    WHERE seq = @seq`,
 
-  /** Index jobs_claimed_lease: expired leases, oldest first. */
-  leasesExpired: `SELECT id, fence, attempts, max_attempts FROM jobs
-    WHERE status = 'claimed' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?`,
-  leaseRequeue: `UPDATE jobs SET status = 'pending', lease_owner = NULL,
-      lease_expires_at = NULL, last_error = @error, version = version + 1, updated_at = @now
-    WHERE id = @id AND status = 'claimed' AND fence = @fence
-    RETURNING seq, tenant, bucket, due_at`,
+  /** Index claims_lease: expired leases, oldest first. */
+  leasesExpired: `SELECT j.id AS id, c.fence AS fence, c.attempts AS attempts,
+      j.max_attempts AS max_attempts
+    FROM claims c CROSS JOIN jobs j ON j.seq = c.seq
+    WHERE c.lease_expires_at <= ? ORDER BY c.lease_expires_at LIMIT ?`,
 
   bucketCountAdd: `INSERT INTO bucket_counts (bucket, tenant, pending) VALUES (?, ?, ?)
     ON CONFLICT (bucket, tenant) DO UPDATE SET pending = pending + excluded.pending`,
@@ -143,42 +199,52 @@ export const SQL = {
   statusCounts: `SELECT status, sum(n) AS n FROM status_counts GROUP BY status`,
   statusCountsTenant: `SELECT status, n FROM status_counts WHERE tenant = ?`,
 
-  /** Index jobs_finished_at: the oldest finished rows first. */
-  historyOldest: `SELECT seq, tenant, status FROM jobs
-    WHERE finished_at IS NOT NULL AND finished_at < ? ORDER BY finished_at LIMIT ?`,
+  /** Index finished_at: the oldest finished jobs first, with what retention must remove. */
+  historyOldest: `SELECT f.rid AS rid, f.seq AS seq, f.tenant AS tenant, f.status AS status,
+      j.key AS key
+    FROM finished f LEFT JOIN jobs j ON j.seq = f.seq
+    WHERE f.finished_at < ? ORDER BY f.finished_at LIMIT ?`,
   jobDeleteBySeq: `DELETE FROM jobs WHERE seq = ?`,
 
-  /** Listing: pending jobs of one bucket after a (due_at, id) position (index jobs_pending_bucket). */
-  listPendingInBucket: `SELECT ${JOB_COLUMNS} FROM jobs
-    WHERE bucket = @bucket AND status = 'pending' AND (due_at, id) > (@afterDue, @afterId)
-      AND due_at >= @from AND due_at < @to AND (@tenant IS NULL OR tenant = @tenant)
-    ORDER BY due_at, id LIMIT @limit`,
+  /**
+   * Listing: pending jobs of one bucket after a (due_at, id) position (index jobs_bucket,
+   * then the bucket's rows sorted; claimed and finished ones skipped).
+   */
+  listPendingInBucket: `${JOB_SELECT}
+    WHERE j.bucket = @bucket AND c.seq IS NULL AND f.rid IS NULL
+      AND (j.due_at, j.id) > (@afterDue, @afterId)
+      AND j.due_at >= @from AND j.due_at < @to AND (@tenant IS NULL OR j.tenant = @tenant)
+    ORDER BY j.due_at, j.id LIMIT @limit`,
   /** Buckets that may hold pending rows of a listing, from the counters. */
   listBuckets: `SELECT DISTINCT bucket FROM bucket_counts
     WHERE bucket >= @fromBucket AND bucket < @to AND pending > 0
       AND (@tenant IS NULL OR tenant = @tenant)
     ORDER BY bucket`,
-  /** Claimed jobs are few (bounded by in-flight work): index jobs_claimed_lease, then sort. */
-  listClaimed: `SELECT ${JOB_COLUMNS} FROM jobs
-    WHERE status = 'claimed' AND (due_at, id) > (@afterDue, @afterId)
-      AND due_at >= @from AND due_at < @to AND (@tenant IS NULL OR tenant = @tenant)
-    ORDER BY due_at, id LIMIT @limit`,
-  /** Finished jobs by due time: index jobs_finished_due. */
-  listFinished: `SELECT ${JOB_COLUMNS} FROM jobs
-    WHERE finished_at IS NOT NULL AND (due_at, id) > (@afterDue, @afterId)
-      AND due_at >= @from AND due_at < @to AND (@tenant IS NULL OR tenant = @tenant)
-      AND status IN (SELECT value FROM json_each(@statuses))
-    ORDER BY due_at, id LIMIT @limit`,
+  /**
+   * Claimed jobs are few (bounded by in-flight work): every claim, then sort. CROSS JOIN
+   * keeps claims as the outer loop (the planner would otherwise scan jobs).
+   */
+  listClaimed: `SELECT ${JOB_COLUMNS} FROM claims c
+    CROSS JOIN jobs j ON j.seq = c.seq
+    LEFT JOIN finished f ON f.due_at = j.due_at AND f.id = j.id
+    WHERE (j.due_at, j.id) > (@afterDue, @afterId)
+      AND j.due_at >= @from AND j.due_at < @to AND (@tenant IS NULL OR j.tenant = @tenant)
+    ORDER BY j.due_at, j.id LIMIT @limit`,
+  /** Finished jobs by due time: index finished_due, in order. */
+  listFinished: `SELECT ${JOB_COLUMNS} FROM finished f
+    CROSS JOIN jobs j ON j.seq = f.seq
+    LEFT JOIN claims c ON c.seq = j.seq
+    WHERE (f.due_at, f.id) > (@afterDue, @afterId)
+      AND f.due_at >= @from AND f.due_at < @to AND (@tenant IS NULL OR f.tenant = @tenant)
+      AND f.status IN (SELECT value FROM json_each(@statuses))
+    ORDER BY f.due_at, f.id LIMIT @limit`,
 } as const;
 
 /** Statements returning JOB_COLUMNS, run in raw mode (rows as arrays, see rows.ts). */
 export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
   "jobByLiveKey",
   "jobById",
-  "jobsClaim",
-  "jobCancel",
-  "jobReschedule",
-  "jobRetry",
+  "claimRead",
   "listPendingInBucket",
   "listClaimed",
   "listFinished",
