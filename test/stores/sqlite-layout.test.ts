@@ -1,0 +1,235 @@
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { bucketOf } from "../../src/core/buckets.js";
+import { createIdGenerator } from "../../src/core/ids.js";
+import type { NewJob } from "../../src/core/job.js";
+import { MIGRATIONS } from "../../src/stores/sqlite/migrations.js";
+import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
+import { tempDir } from "../support/temp-dir.js";
+
+/**
+ * The SQLite layout's promise (migrations.ts): firing writes a job's row never, only small
+ * tables that grow in due order; and a file of the first layout opens in the current one
+ * with every job in the state it had.
+ */
+const dir = tempDir();
+afterAll(() => dir.cleanup());
+
+const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
+const HOUR = 3_600_000;
+
+function newJobs(n: number, over: Partial<NewJob> = {}): NewJob[] {
+  const newId = createIdGenerator(() => T0);
+  return Array.from({ length: n }, (_, i) => {
+    const dueAt = T0 + i * 10;
+    return {
+      id: newId(),
+      tenant: "default",
+      key: null,
+      dueAt,
+      bucket: bucketOf(dueAt, HOUR),
+      shard: 0,
+      payload: { i },
+      target: "t",
+      targetOptions: null,
+      maxAttempts: 3,
+      expireAfterMs: null,
+      ...over,
+    };
+  });
+}
+
+describe("SQLite layout", () => {
+  it("fires and settles without writing the jobs rows", async () => {
+    const store = new SqliteStore({ path: join(dir.path, "untouched.db") });
+    try {
+      await store.jobsInsert({ jobs: newJobs(50), now: T0 });
+      const rows = () => store.connection.prepare(`SELECT * FROM jobs ORDER BY seq`).all();
+      const before = rows();
+      await store.bucketsStage({ until: T0 + HOUR, maxRows: 1000 });
+      const claimed = await store.jobsClaimDue({
+        now: T0 + 1000,
+        dueBefore: T0 + 1000,
+        limit: 100,
+        leaseMs: 30_000,
+        owner: "n",
+      });
+      expect(claimed).toHaveLength(50);
+      expect(claimed.every((j) => j.status === "claimed" && j.fence === 1)).toBe(true);
+      const applied = await store.jobsSettle({
+        now: T0 + 2000,
+        settlements: claimed.map((j) => ({
+          id: j.id,
+          fence: j.fence,
+          firedAt: T0 + 1500,
+          outcome: "succeeded" as const,
+          result: { ok: j.id },
+        })),
+      });
+      expect(applied.every(Boolean)).toBe(true);
+      expect(rows()).toEqual(before);
+      const count = (table: string) =>
+        store.connection.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
+      expect(count("claims")).toBe(0);
+      expect(count("finished")).toBe(50);
+      const done = await store.jobGet({ id: claimed[7]!.id });
+      expect(done).toMatchObject({
+        status: "succeeded",
+        attempts: 1,
+        fence: 1,
+        firedAt: T0 + 1500,
+        finishedAt: T0 + 2000,
+        updatedAt: T0 + 2000,
+        lastResult: { ok: claimed[7]!.id },
+        leaseOwner: null,
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("opens a file of layout version 1 with every job in the state it had", async () => {
+    const path = join(dir.path, "v1.db");
+    const v1 = new Database(path);
+    v1.pragma("journal_mode = WAL");
+    v1.exec(MIGRATIONS[0]!);
+    v1.pragma("user_version = 1");
+    v1.prepare(
+      `INSERT INTO meta (name, value) VALUES ('bucket_width_ms', '3600000'), ('shard_count', '1')`,
+    ).run();
+    const insert = v1.prepare(`INSERT INTO jobs (id, tenant, key, status, due_at, bucket, shard,
+        payload, target, max_attempts, attempts, fence, version, lease_owner, lease_expires_at,
+        last_error, last_result, created_at, updated_at, fired_at, finished_at)
+      VALUES (@id, 'default', @key, @status, @due, @bucket, 0, '{"n":1}', 't', 3, @attempts,
+        @fence, @version, @owner, @lease, @error, @result, @t, @t, @fired, @finished)`);
+    const base = {
+      key: null,
+      attempts: 0,
+      fence: 0,
+      version: 1,
+      owner: null,
+      lease: null,
+      error: null,
+      result: null,
+      t: T0,
+      fired: null,
+      finished: null,
+      bucket: T0,
+      due: T0 + 5,
+    };
+    insert.run({ ...base, id: "01PENDING0000000000000000A", status: "pending", key: "kp" });
+    insert.run({
+      ...base,
+      id: "01CLAIMED0000000000000000A",
+      status: "claimed",
+      attempts: 1,
+      fence: 4,
+      version: 3,
+      owner: "old-node",
+      lease: T0 + 60_000,
+    });
+    insert.run({
+      ...base,
+      id: "01SUCCESS0000000000000000A",
+      status: "succeeded",
+      key: "ks",
+      attempts: 1,
+      fence: 1,
+      version: 3,
+      result: '{"ok":true}',
+      fired: T0 + 6,
+      finished: T0 + 9,
+    });
+    insert.run({
+      ...base,
+      id: "01DEADJOB0000000000000000A",
+      status: "dead",
+      attempts: 3,
+      fence: 3,
+      version: 7,
+      error: "boom",
+      fired: T0 + 7,
+      finished: T0 + 8,
+    });
+    v1.prepare(
+      `INSERT INTO status_counts VALUES ('default', 'pending', 1), ('default', 'claimed', 1),
+      ('default', 'succeeded', 1), ('default', 'dead', 1)`,
+    ).run();
+    v1.prepare(`INSERT INTO bucket_counts VALUES (?, 'default', 1)`).run(T0);
+    v1.close();
+
+    const store = new SqliteStore({ path });
+    try {
+      expect(store.connection.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
+      expect(await store.jobGet({ id: "01PENDING0000000000000000A" })).toMatchObject({
+        status: "pending",
+        key: "kp",
+        version: 1,
+      });
+      expect(await store.jobGet({ id: "01CLAIMED0000000000000000A" })).toMatchObject({
+        status: "claimed",
+        attempts: 1,
+        fence: 4,
+        version: 3,
+        leaseOwner: "old-node",
+        leaseExpiresAt: T0 + 60_000,
+      });
+      expect(await store.jobGet({ id: "01SUCCESS0000000000000000A" })).toMatchObject({
+        status: "succeeded",
+        lastResult: { ok: true },
+        firedAt: T0 + 6,
+        finishedAt: T0 + 9,
+      });
+      expect(await store.jobGet({ id: "01DEADJOB0000000000000000A" })).toMatchObject({
+        status: "dead",
+        lastError: "boom",
+        attempts: 3,
+        version: 7,
+        finishedAt: T0 + 8,
+      });
+      // the live key is still held; the finished job's key is free
+      expect(await store.jobGetByKey({ tenant: "default", key: "kp" })).toMatchObject({
+        id: "01PENDING0000000000000000A",
+      });
+      expect(await store.jobGetByKey({ tenant: "default", key: "ks" })).toBeNull();
+      // the migrated claim settles under its token, and a stale token changes nothing
+      const settle = (fence: number) =>
+        store.jobsSettle({
+          now: T0 + 100,
+          settlements: [
+            {
+              id: "01CLAIMED0000000000000000A",
+              fence,
+              firedAt: T0 + 50,
+              outcome: "succeeded",
+              result: null,
+            },
+          ],
+        });
+      expect(await settle(3)).toEqual([false]);
+      expect(await settle(4)).toEqual([true]);
+      // a retried dead job's next claim carries a token above every earlier one
+      await store.jobRetry({
+        id: "01DEADJOB0000000000000000A",
+        dueAt: T0 + 5,
+        bucket: T0,
+        now: T0 + 100,
+      });
+      await store.bucketsStage({ until: T0 + HOUR, maxRows: 100 });
+      const claimed = await store.jobsClaimDue({
+        now: T0 + 200,
+        dueBefore: T0 + 200,
+        limit: 10,
+        leaseMs: 30_000,
+        owner: "n",
+      });
+      expect(claimed.map((j) => [j.id, j.fence]).sort()).toEqual([
+        ["01DEADJOB0000000000000000A", 4],
+        ["01PENDING0000000000000000A", 1],
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+});
