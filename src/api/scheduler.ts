@@ -3,8 +3,13 @@ import { bucketOf } from "../core/buckets.js";
 import type { Clock } from "../core/clock.js";
 import { InvalidJobError } from "../core/errors.js";
 import { createIdGenerator } from "../core/ids.js";
-import type { Job, JobStatus } from "../core/job.js";
-import { validateScheduleInput, type ScheduleInput } from "../core/schedule-input.js";
+import type { Job, JobStatus, NewJob } from "../core/job.js";
+import {
+  validateScheduleInput,
+  validateScheduleInputs,
+  type ScheduleContext,
+  type ScheduleInput,
+} from "../core/schedule-input.js";
 import { parseDueTime } from "../core/time-input.js";
 import type { BucketCount, CancelResult, RescheduleResult, Store } from "../store/store.js";
 import type { DispatchOutcome, Handler } from "../engine/dispatcher.js";
@@ -97,7 +102,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /** Schedules one job. Resolves to the stored job (or the live job holding its key). */
   async schedule(input: ScheduleInput): Promise<ScheduleResult> {
-    const [result] = await this.insert([input], "");
+    const ctx = this.scheduleContext();
+    const [result] = await this.insert([validateScheduleInput(input, ctx)], ctx.now);
     return result!;
   }
 
@@ -107,13 +113,15 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
    */
   async scheduleMany(inputs: readonly ScheduleInput[]): Promise<ScheduleResult[]> {
     if (!Array.isArray(inputs)) throw new InvalidJobError("jobs", "an array of jobs", inputs);
-    return this.insert(inputs, "jobs");
+    const ctx = this.scheduleContext();
+    const jobs = validateScheduleInputs(inputs, ctx, "jobs");
+    if (jobs.length === 0) return [];
+    return this.insert(jobs, ctx.now);
   }
 
-  private async insert(inputs: readonly unknown[], prefix: string): Promise<ScheduleResult[]> {
-    const now = this.clock.now();
-    const ctx = {
-      now,
+  private scheduleContext(): ScheduleContext {
+    return {
+      now: this.clock.now(),
       newId: this.newId,
       bucketWidthMs: this.store.bucketWidthMs,
       shardCount: this.store.shardCount,
@@ -122,15 +130,16 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       maxPayloadBytes: this.options.maxPayloadBytes,
       maxPastMs: this.options.maxPastMs,
     };
-    const jobs = inputs.map((raw, i) =>
-      validateScheduleInput(raw, ctx, prefix === "" ? "" : `${prefix}[${i}].`),
-    );
-    if (jobs.length === 0) return [];
+  }
+
+  private async insert(jobs: NewJob[], now: number): Promise<ScheduleResult[]> {
     const results = await this.store.jobsInsert({ jobs, now });
     let earliest = Infinity;
-    for (const r of results) if (r.created) earliest = Math.min(earliest, r.job.dueAt);
+    for (const r of results) if (r.created && r.job.dueAt < earliest) earliest = r.job.dueAt;
     if (earliest !== Infinity) this.engine.wakeFor(earliest);
-    for (const r of results) if (r.created) this.changed("scheduled", r.job);
+    if (this.listenerCount("changed") > 0) {
+      for (const r of results) if (r.created) this.changed("scheduled", r.job);
+    }
     return results;
   }
 

@@ -2,14 +2,18 @@ import { bucketOf } from "./buckets.js";
 import { InvalidJobError } from "./errors.js";
 import type { JsonValue, NewJob } from "./job.js";
 import { shardOf } from "./ids.js";
-import { parseDueTime } from "./time-input.js";
+import { isEpochMs, parseDueTime } from "./time-input.js";
 import {
+  isObject,
   optionalInteger,
   optionalString,
+  prefixText,
   rejectUnknownFields,
   requireJsonPayload,
   requireObject,
   requireString,
+  type FieldPrefix,
+  type StringRule,
 } from "./validate.js";
 
 /** What a caller passes to schedule one job. */
@@ -66,12 +70,16 @@ export interface ScheduleContext {
   readonly fieldPrefix?: string;
 }
 
-const TENANT_RULE = {
+const TENANT_RULE: StringRule = {
   max: 64,
   pattern: /^[A-Za-z0-9_.-]+$/,
   patternText: "letters, digits, '_', '.' or '-'",
 };
+const TARGET_RULE: StringRule = { max: 2048 };
+const KEY_RULE: StringRule = { max: 256 };
+const TIME_ZONE_RULE: StringRule = { max: 64 };
 const MAX_DELAY_MS = 100 * 365 * 86_400_000;
+const NULL_PAYLOAD = Object.freeze({ value: null, json: "null" });
 
 /** Validates one schedule input into a NewJob. Throws InvalidJobError on the first bad field. */
 export function validateScheduleInput(
@@ -79,50 +87,84 @@ export function validateScheduleInput(
   ctx: ScheduleContext,
   fieldPrefix: string = ctx.fieldPrefix ?? "",
 ): NewJob {
-  const p = fieldPrefix;
-  const input = requireObject(raw, p === "" ? "job" : p.replace(/\.$/, ""));
-  rejectUnknownFields(input, SCHEDULE_INPUT_FIELDS, p);
+  return validate(raw, ctx, fieldPrefix);
+}
+
+/**
+ * Validates a list of inputs, all before any is stored; an error names the item and field
+ * (`jobs[3].dueAt`), a name built only when there is an error.
+ */
+export function validateScheduleInputs(
+  raws: readonly unknown[],
+  ctx: ScheduleContext,
+  listField: string,
+): NewJob[] {
+  const jobs: NewJob[] = [];
+  let i = 0;
+  // one prefix function for the whole list: it is only called while item i is validated
+  const prefix = (): string => `${listField}[${i}].`;
+  for (; i < raws.length; i++) jobs.push(validate(raws[i], ctx, prefix));
+  return jobs;
+}
+
+/**
+ * The field checks of both entry points. They run on every job of the bulk path, where this
+ * was measured: each check builds nothing for a valid value (field names come from `prefix`
+ * only for an error), and an epoch-ms `dueAt` skips the parser's options object.
+ */
+function validate(raw: unknown, ctx: ScheduleContext, prefix: FieldPrefix): NewJob {
+  const input = isObject(raw) ? raw : requireObject(raw, objectName(prefixText(prefix)));
+  rejectUnknownFields(input, SCHEDULE_INPUT_FIELDS, prefix);
 
   let dueAt: number;
   if (input.dueAt !== undefined && input.delayMs !== undefined) {
-    throw new InvalidJobError(`${p}delayMs`, "to be absent when dueAt is given", input.delayMs);
+    throw new InvalidJobError(
+      `${prefixText(prefix)}delayMs`,
+      "to be absent when dueAt is given",
+      input.delayMs,
+    );
   }
   if (input.delayMs !== undefined) {
-    dueAt = ctx.now + optionalInteger(input.delayMs, `${p}delayMs`, 0, MAX_DELAY_MS)!;
+    dueAt = ctx.now + optionalInteger(input.delayMs, "delayMs", 0, MAX_DELAY_MS, prefix)!;
   } else if (input.dueAt !== undefined) {
-    const timeZone = optionalString(input.timeZone, `${p}timeZone`, { max: 64 });
-    dueAt = parseDueTime(input.dueAt, {
-      now: ctx.now,
-      field: `${p}dueAt`,
-      timeZoneField: `${p}timeZone`,
-      ...(timeZone === undefined ? {} : { timeZone }),
-    });
+    const timeZone = optionalString(input.timeZone, "timeZone", TIME_ZONE_RULE, prefix);
+    if (isEpochMs(input.dueAt)) {
+      dueAt = input.dueAt;
+    } else {
+      const p = prefixText(prefix);
+      dueAt = parseDueTime(input.dueAt, {
+        now: ctx.now,
+        field: `${p}dueAt`,
+        timeZoneField: `${p}timeZone`,
+        ...(timeZone === undefined ? {} : { timeZone }),
+      });
+    }
   } else {
-    throw new InvalidJobError(`${p}dueAt`, "a due time (or delayMs)", undefined);
+    throw new InvalidJobError(`${prefixText(prefix)}dueAt`, "a due time (or delayMs)", undefined);
   }
   if (ctx.maxPastMs !== null && dueAt < ctx.now - ctx.maxPastMs) {
     throw new InvalidJobError(
-      `${p}dueAt`,
+      `${prefixText(prefix)}dueAt`,
       `a time no more than ${ctx.maxPastMs} ms in the past`,
       new Date(dueAt).toISOString(),
     );
   }
 
-  const target = requireString(input.target, `${p}target`, { max: 2048 });
+  const target = requireString(input.target, "target", TARGET_RULE, prefix);
   let targetOptions: Record<string, unknown> | null = null;
   if (input.targetOptions !== undefined && input.targetOptions !== null) {
-    targetOptions = requireObject(input.targetOptions, `${p}targetOptions`);
+    targetOptions = requireObject(input.targetOptions, "targetOptions", prefix);
   }
   const payload =
     input.payload === undefined
-      ? { value: null, json: "null" }
-      : requireJsonPayload(input.payload, `${p}payload`, ctx.maxPayloadBytes);
-  const key = optionalString(input.key, `${p}key`, { max: 256 }) ?? null;
-  const tenant = optionalString(input.tenant, `${p}tenant`, TENANT_RULE) ?? ctx.defaultTenant;
+      ? NULL_PAYLOAD
+      : requireJsonPayload(input.payload, "payload", ctx.maxPayloadBytes, prefix);
+  const key = optionalString(input.key, "key", KEY_RULE, prefix) ?? null;
+  const tenant = optionalString(input.tenant, "tenant", TENANT_RULE, prefix) ?? ctx.defaultTenant;
   const maxAttempts =
-    optionalInteger(input.maxAttempts, `${p}maxAttempts`, 1, 1000) ?? ctx.defaultMaxAttempts;
+    optionalInteger(input.maxAttempts, "maxAttempts", 1, 1000, prefix) ?? ctx.defaultMaxAttempts;
   const expireAfterMs =
-    optionalInteger(input.expireAfterMs, `${p}expireAfterMs`, 0, MAX_DELAY_MS) ?? null;
+    optionalInteger(input.expireAfterMs, "expireAfterMs", 0, MAX_DELAY_MS, prefix) ?? null;
 
   const id = ctx.newId();
   return {
@@ -139,6 +181,11 @@ export function validateScheduleInput(
     maxAttempts,
     expireAfterMs,
   };
+}
+
+/** The name of the input itself: "job" alone, "jobs[3]" in a list. */
+function objectName(prefix: string): string {
+  return prefix === "" ? "job" : prefix.replace(/\.$/, "");
 }
 
 export function validateTenant(value: unknown, field = "tenant"): string {

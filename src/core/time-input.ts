@@ -17,7 +17,7 @@ export function parseDueTime(
 ): number {
   const field = opts.field ?? "dueAt";
   if (typeof value === "number") {
-    if (!Number.isInteger(value) || value < 0 || value > MAX_INSTANT) {
+    if (!isEpochMs(value)) {
       throw new InvalidJobError(field, "an epoch-ms integer between 0 and year 9999", value);
     }
     return value;
@@ -72,6 +72,11 @@ export function parseDueTime(
     },
     timeZone,
   );
+}
+
+/** A number parseDueTime accepts as it is: an epoch-ms integer from 0 to the end of year 9999. */
+export function isEpochMs(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= MAX_INSTANT;
 }
 
 const EXPECTED =

@@ -6,23 +6,64 @@ import type { JsonValue } from "./job.js";
  * throws InvalidJobError naming the field, what was expected and what was received.
  */
 
-export function requireObject(value: unknown, field: string): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new InvalidJobError(field, "an object", value);
-  }
-  return value as Record<string, unknown>;
+/**
+ * What goes before a field name in errors: "" for a lone input, "jobs[3]." for an item of a
+ * list. A function is called only when an error needs the name, so a caller validating many
+ * items builds no name strings for the valid ones (measured on the bulk schedule path).
+ */
+export type FieldPrefix = string | (() => string);
+
+export function prefixText(prefix: FieldPrefix): string {
+  return typeof prefix === "string" ? prefix : prefix();
+}
+
+/** A string rule: length from `min` (default 1) to `max`, optionally a pattern. */
+export interface StringRule {
+  readonly min?: number;
+  readonly max: number;
+  readonly pattern?: RegExp;
+  readonly patternText?: string;
+}
+
+/** What requireObject accepts, as a check that builds nothing. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** What requireString accepts, as a check that builds nothing. */
+export function isStringOf(value: unknown, rule: StringRule): value is string {
+  return (
+    typeof value === "string" &&
+    value.length >= (rule.min ?? 1) &&
+    value.length <= rule.max &&
+    (rule.pattern === undefined || rule.pattern.test(value))
+  );
+}
+
+/** What requireInteger accepts, as a check that builds nothing. */
+export function isIntegerIn(value: unknown, min: number, max: number): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
+}
+
+export function requireObject(
+  value: unknown,
+  field: string,
+  prefix: FieldPrefix = "",
+): Record<string, unknown> {
+  if (!isObject(value)) throw new InvalidJobError(prefixText(prefix) + field, "an object", value);
+  return value;
 }
 
 export function rejectUnknownFields(
   obj: Record<string, unknown>,
   allowed: readonly string[],
-  prefix: string,
+  prefix: FieldPrefix,
 ): void {
   for (const k in obj) {
     if (!Object.hasOwn(obj, k)) continue;
     if (!allowed.includes(k)) {
       throw new InvalidJobError(
-        `${prefix}${k}`,
+        prefixText(prefix) + k,
         `no such field (known fields: ${allowed.join(", ")})`,
         obj[k],
       );
@@ -33,36 +74,38 @@ export function rejectUnknownFields(
 export function optionalString(
   value: unknown,
   field: string,
-  rule: { min?: number; max: number; pattern?: RegExp; patternText?: string },
+  rule: StringRule,
+  prefix: FieldPrefix = "",
 ): string | undefined {
   if (value === undefined || value === null) return undefined;
-  return requireString(value, field, rule);
+  return requireString(value, field, rule, prefix);
 }
 
 export function requireString(
   value: unknown,
   field: string,
-  rule: { min?: number; max: number; pattern?: RegExp; patternText?: string },
+  rule: StringRule,
+  prefix: FieldPrefix = "",
 ): string {
+  if (isStringOf(value, rule)) return value;
+  const name = prefixText(prefix) + field;
   const min = rule.min ?? 1;
   if (typeof value !== "string") {
-    throw new InvalidJobError(field, `a string of ${min} to ${rule.max} characters`, value);
+    throw new InvalidJobError(name, `a string of ${min} to ${rule.max} characters`, value);
   }
   if (value.length < min || value.length > rule.max) {
     throw new InvalidJobError(
-      field,
+      name,
       `a string of ${min} to ${rule.max} characters`,
       new Described(`${value.length} characters`),
     );
   }
-  if (rule.pattern && !rule.pattern.test(value)) {
-    throw new InvalidJobError(
-      field,
-      rule.patternText ?? `a string matching ${rule.pattern}`,
-      value,
-    );
-  }
-  return value;
+  // only the pattern is left to fail
+  throw new InvalidJobError(
+    name,
+    rule.patternText ?? `a string matching ${String(rule.pattern)}`,
+    value,
+  );
 }
 
 export function optionalInteger(
@@ -70,14 +113,25 @@ export function optionalInteger(
   field: string,
   min: number,
   max: number,
+  prefix: FieldPrefix = "",
 ): number | undefined {
   if (value === undefined || value === null) return undefined;
-  return requireInteger(value, field, min, max);
+  return requireInteger(value, field, min, max, prefix);
 }
 
-export function requireInteger(value: unknown, field: string, min: number, max: number): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidJobError(field, `an integer from ${min} to ${max}`, value);
+export function requireInteger(
+  value: unknown,
+  field: string,
+  min: number,
+  max: number,
+  prefix: FieldPrefix = "",
+): number {
+  if (!isIntegerIn(value, min, max)) {
+    throw new InvalidJobError(
+      prefixText(prefix) + field,
+      `an integer from ${min} to ${max}`,
+      value,
+    );
   }
   return value;
 }
@@ -87,19 +141,25 @@ export function requireJsonPayload(
   value: unknown,
   field: string,
   maxBytes: number,
+  prefix: FieldPrefix = "",
 ): { value: JsonValue; json: string } {
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
   } catch (err) {
-    throw new InvalidJobError(field, "a JSON-serialisable value", (err as Error).message);
+    throw new InvalidJobError(
+      prefixText(prefix) + field,
+      "a JSON-serialisable value",
+      (err as Error).message,
+    );
   }
-  if (text === undefined) throw new InvalidJobError(field, "a JSON value", value);
+  if (text === undefined)
+    throw new InvalidJobError(prefixText(prefix) + field, "a JSON value", value);
   // A UTF-16 unit is at most 3 UTF-8 bytes: only texts that might be too long get measured.
   const bytes = text.length * 3 <= maxBytes ? 0 : Buffer.byteLength(text, "utf8");
   if (bytes > maxBytes) {
     throw new InvalidJobError(
-      field,
+      prefixText(prefix) + field,
       `JSON of at most ${maxBytes} bytes`,
       new Described(`${bytes} bytes`),
     );
