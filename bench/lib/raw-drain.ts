@@ -17,24 +17,26 @@ export function rawDrain(
     SELECT seq, id, due_at, bucket, payload FROM jobs INDEXED BY jobs_bucket
     WHERE bucket <= @until AND (bucket, seq) > (@bucket, @seq) ORDER BY bucket, seq LIMIT 500`);
   const claim = db.prepare(`
-    INSERT INTO claims (seq, owner, lease_expires_at, fence, attempts, version, claimed_at)
-    SELECT seq, 'raw', @lease, fence + 1, attempts + 1, version + 1, @now
+    INSERT INTO claims (id, seq, due_at, bucket, tenant, owner, lease_expires_at, fence,
+      attempts, version, last_error, fired_at, claimed_at)
+    SELECT id, seq, due_at, bucket, tenant, 'raw', @lease, fence + 1, attempts + 1, version + 1,
+      last_error, fired_at, @now
     FROM jobs WHERE seq IN (SELECT value FROM json_each(@seqs))`);
   const finish = db.prepare(`
     INSERT INTO finished (seq, due_at, id, tenant, status, attempts, fence, version,
       last_error, last_result, fired_at, finished_at)
-    SELECT j.seq, j.due_at, j.id, j.tenant, 'succeeded', c.attempts, c.fence, c.version + 1,
+    SELECT c.seq, c.due_at, c.id, c.tenant, 'succeeded', c.attempts, c.fence, c.version + 1,
       NULL, 'null', @now, @now
-    FROM json_each(@seqs) s JOIN jobs j ON j.seq = s.value JOIN claims c ON c.seq = j.seq`);
-  const unclaim = db.prepare(`DELETE FROM claims WHERE seq IN (SELECT value FROM json_each(?))`);
+    FROM json_each(@ids) s JOIN claims c ON c.id = s.value`);
+  const unclaim = db.prepare(`DELETE FROM claims WHERE id IN (SELECT value FROM json_each(?))`);
   const claimTx = db.transaction((cursor: { bucket: number; seq: number }, now: number) => {
     const rows = next.all({ until: opts.until, ...cursor }) as RawRow[];
     if (rows.length > 0) claim.run({ now, lease: now + 60_000, seqs: seqsOf(rows) });
     return rows;
   });
-  const finishTx = db.transaction((seqs: string, now: number) => {
-    finish.run({ seqs, now });
-    unclaim.run(seqs);
+  const finishTx = db.transaction((ids: string, now: number) => {
+    finish.run({ ids, now });
+    unclaim.run(ids);
   });
   const p = new Progress(opts.label, opts.expected);
   let done = 0;
@@ -51,7 +53,7 @@ export function rawDrain(
       JSON.parse(r.payload);
       opts.handler(r);
     }
-    finishTx.immediate(seqsOf(rows), Date.now());
+    finishTx.immediate(JSON.stringify(rows.map((r) => r.id)), Date.now());
     done += rows.length;
     p.update(done);
   }

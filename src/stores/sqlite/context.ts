@@ -15,11 +15,19 @@ export class SqliteContext {
     readonly db: Database.Database,
     readonly s: Statements,
     readonly bucketWidthMs: number,
-  ) {}
+  ) {
+    this.tx = db.transaction((fn: () => unknown) => fn());
+  }
+
+  /**
+   * One transaction wrapper for every write: better-sqlite3 builds four wrapper functions per
+   * `transaction()` call, a measurable cost on one-job writes (2.6-4.7 us a call).
+   */
+  private readonly tx: Database.Transaction<(fn: () => unknown) => unknown>;
 
   /** Runs `fn` in a write transaction (BEGIN IMMEDIATE: takes the write lock up front). */
   write<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+    return this.tx.immediate(fn) as T;
   }
 
   /** The row of `id` if it exists and belongs to `tenant` (when given). */

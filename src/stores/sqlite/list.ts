@@ -6,9 +6,9 @@ import type { Statements } from "./context.js";
 
 /**
  * A page of jobs in (dueAt, id) order, merged from three sources that each have an index
- * in that order or are small: pending jobs bucket by bucket (jobs_pending_bucket, only the
- * buckets the counters say hold work in the range), claimed jobs (bounded by in-flight
- * work) and finished jobs (jobs_finished_due). Never a scan of the whole backlog.
+ * in that order or are small: pending jobs bucket by bucket (jobs_bucket, only the buckets
+ * the counters say hold work in the range), claimed jobs (the claims table: bounded by
+ * in-flight work) and finished jobs (finished_due). Never a scan of the whole backlog.
  */
 export function listJobs(s: Statements, widthMs: number, p: JobsListParams): Job[] {
   const statuses = new Set(p.statuses ?? JOB_STATUSES);

@@ -15,7 +15,8 @@
  *  - `hot` is the due-time index proper, limited to staged buckets (the bucket about to come
  *    due and any overdue one): (due_at, seq) in a WITHOUT ROWID B-tree, so "what is due" is
  *    a range read of its prefix.
- *  - `claims` holds the lease of each claimed job (as many rows as jobs in flight).
+ *  - `claims` holds the lease of each claimed job (as many rows as jobs in flight), keyed by
+ *    job id, with the job fields an outcome needs, so a settlement reads nothing else.
  *  - `finished` holds each finished job's outcome, indexed by (due_at, id): jobs fire in due
  *    order, so its rows and index entries append. A job is finished when it has a row here,
  *    claimed when it has a `claims` row, and pending otherwise.
@@ -97,14 +98,20 @@ export const MIGRATIONS: readonly string[] = [
   // Version 2: job state out of the jobs row (claims, finished, live_keys), see above.
   `
   CREATE TABLE claims (
-    seq              INTEGER PRIMARY KEY,
+    id               TEXT PRIMARY KEY,
+    seq              INTEGER NOT NULL,
+    due_at           INTEGER NOT NULL,
+    bucket           INTEGER NOT NULL,
+    tenant           TEXT NOT NULL,
     owner            TEXT NOT NULL,
     lease_expires_at INTEGER NOT NULL,
     fence            INTEGER NOT NULL,
     attempts         INTEGER NOT NULL,
     version          INTEGER NOT NULL,
+    last_error       TEXT,
+    fired_at         INTEGER,
     claimed_at       INTEGER NOT NULL
-  );
+  ) WITHOUT ROWID;
   CREATE INDEX claims_lease ON claims (lease_expires_at);
 
   CREATE TABLE finished (
@@ -132,8 +139,10 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (tenant, key)
   ) WITHOUT ROWID;
 
-  INSERT INTO claims (seq, owner, lease_expires_at, fence, attempts, version, claimed_at)
-    SELECT seq, lease_owner, lease_expires_at, fence, attempts, version, updated_at
+  INSERT INTO claims (id, seq, due_at, bucket, tenant, owner, lease_expires_at, fence, attempts,
+      version, last_error, fired_at, claimed_at)
+    SELECT id, seq, due_at, bucket, tenant, lease_owner, lease_expires_at, fence, attempts,
+      version, last_error, fired_at, updated_at
     FROM jobs WHERE status = 'claimed';
   INSERT INTO finished (seq, due_at, id, tenant, status, attempts, fence, version, last_error,
       last_result, fired_at, finished_at)

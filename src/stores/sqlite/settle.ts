@@ -74,12 +74,11 @@ function settleSucceeded(
   const applied: (boolean | undefined)[] = [];
   if (batch.length === 0) return applied;
   const rows = ctx.s.settleSucceededMany.all({ now, batch: JSON.stringify(batch) }) as {
-    seq: number;
     id: string;
     tenant: string;
   }[];
   if (rows.length === 0) return applied;
-  ctx.s.claimsDeleteMany.run(JSON.stringify(rows.map((r) => r.seq)));
+  ctx.s.claimsDeleteMany.run(JSON.stringify(rows.map((r) => r.id)));
   for (const r of rows) {
     applied[index.get(r.id)!] = true;
     deltas.move(r.tenant, "claimed", "succeeded", 0, 0);
@@ -97,7 +96,7 @@ function finish(
   firedAt: number | null,
   now: number,
 ): void {
-  ctx.s.claimDelete.run(c.seq);
+  ctx.s.claimDelete.run(c.id);
   ctx.s.finishedInsert.run({
     seq: c.seq,
     dueAt: c.due_at,
@@ -134,7 +133,7 @@ function requeue(
 ): void {
   const dueAt = next.dueAt ?? c.due_at;
   const bucket = next.bucket ?? c.bucket;
-  ctx.s.claimDelete.run(c.seq);
+  ctx.s.claimDelete.run(c.id);
   ctx.s.jobRequeue.run({
     seq: c.seq,
     dueAt,

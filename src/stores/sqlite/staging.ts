@@ -3,9 +3,10 @@ import type { SqliteContext } from "./context.js";
 
 /**
  * Copies pending jobs of buckets starting at or before `until` into the hot index, oldest
- * bucket first (jobs of the bucket already claimed or finished are passed over), in chunks of one transaction each, at most `maxRows` rows per call. A cursor
- * per bucket (its last staged seq) lets a large bucket be staged over several calls, and a
- * write into a bucket being staged goes to hot directly, so nothing slips between chunks.
+ * bucket first (jobs of the bucket already claimed or finished are passed over), in chunks
+ * of one transaction and two statements each, at most `maxRows` rows per call. A cursor per
+ * bucket (its last staged seq) lets a large bucket be staged over several calls, and a write
+ * into a bucket being staged goes to hot directly, so nothing slips between chunks.
  */
 export function stageBuckets(ctx: SqliteContext, until: number, maxRows: number): StageResult {
   let rows = 0;
@@ -14,19 +15,18 @@ export function stageBuckets(ctx: SqliteContext, until: number, maxRows: number)
     ctx.write(() => {
       const next = ctx.s.stageNextBucket.get(until) as { bucket: number } | undefined;
       if (!next) return null;
-      const state = ctx.s.stagingGet.get(next.bucket) as { cursor: number } | undefined;
-      const found = ctx.s.stageRead.all(next.bucket, state?.cursor ?? 0, budget) as {
-        due_at: number;
-        seq: number;
-        pending: 0 | 1;
-      }[];
-      for (const r of found) if (r.pending === 1) ctx.s.hotInsert.run(r.due_at, r.seq);
-      rows += found.length;
-      const cursor = found.length > 0 ? found[found.length - 1]!.seq : (state?.cursor ?? 0);
-      const complete = found.length < budget;
-      ctx.s.stagingSet.run(next.bucket, cursor, complete ? 1 : 0);
-      if (complete) buckets++;
-      return next.bucket;
+      const bucket = next.bucket;
+      const state = ctx.s.stagingGet.get(bucket) as { cursor: number } | undefined;
+      const after = state?.cursor ?? 0;
+      const end = ctx.s.stageChunkEnd.get({ bucket, after, budget }) as { seq: number } | undefined;
+      const upTo = end?.seq ?? Number.MAX_SAFE_INTEGER;
+      const copied = ctx.s.stageCopy.run({ bucket, after, upTo }).changes;
+      // A full chunk counts its whole budget (passed-over rows were read too); the last one
+      // what it copied. The cursor of a finished bucket no longer matters.
+      rows += end ? budget : copied;
+      ctx.s.stagingSet.run(bucket, end ? end.seq : after, end ? 0 : 1);
+      if (!end) buckets++;
+      return bucket;
     });
   for (;;) {
     const budget = maxRows - rows;

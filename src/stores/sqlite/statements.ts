@@ -15,7 +15,7 @@ const JOB_EXPRESSIONS: Record<(typeof JOB_COLUMN_NAMES)[number], string> = {
   tenant: "j.tenant",
   key: "j.key",
   status:
-    "CASE WHEN f.rid IS NOT NULL THEN f.status WHEN c.seq IS NOT NULL THEN 'claimed' ELSE 'pending' END",
+    "CASE WHEN f.rid IS NOT NULL THEN f.status WHEN c.id IS NOT NULL THEN 'claimed' ELSE 'pending' END",
   due_at: "j.due_at",
   bucket: "j.bucket",
   shard: "j.shard",
@@ -40,10 +40,10 @@ const JOB_EXPRESSIONS: Record<(typeof JOB_COLUMN_NAMES)[number], string> = {
 const JOB_COLUMNS = JOB_COLUMN_NAMES.map((name) => JOB_EXPRESSIONS[name]).join(", ");
 /** Full job rows, driven from `jobs`. */
 const JOB_SELECT = `SELECT ${JOB_COLUMNS} FROM jobs j
-  LEFT JOIN claims c ON c.seq = j.seq
+  LEFT JOIN claims c ON c.id = j.id
   LEFT JOIN finished f ON f.due_at = j.due_at AND f.id = j.id`;
 /** A job is pending when it has neither a claim nor an outcome. */
-const IS_PENDING = `NOT EXISTS (SELECT 1 FROM claims c2 WHERE c2.seq = j.seq)
+const IS_PENDING = `NOT EXISTS (SELECT 1 FROM claims c2 WHERE c2.id = j.id)
   AND NOT EXISTS (SELECT 1 FROM finished f2 WHERE f2.due_at = j.due_at AND f2.id = j.id)`;
 
 export const SQL = {
@@ -102,13 +102,15 @@ export const SQL = {
    * no outcome). Reads only: the jobs rows are not written.
    */
   claimRead: `${JOB_SELECT}
-    WHERE j.seq IN (SELECT value FROM json_each(@seqs)) AND c.seq IS NULL AND f.rid IS NULL`,
+    WHERE j.seq IN (SELECT value FROM json_each(@seqs)) AND c.id IS NULL AND f.rid IS NULL`,
   /**
    * The claim, write side: a lease row per job just read, with the next fencing token,
    * attempt and version. Appends to a table as small as the work in flight.
    */
-  claimInsert: `INSERT INTO claims (seq, owner, lease_expires_at, fence, attempts, version, claimed_at)
-    SELECT j.seq, @owner, @leaseUntil, j.fence + 1, j.attempts + 1, j.version + 1, @now
+  claimInsert: `INSERT INTO claims (id, seq, due_at, bucket, tenant, owner, lease_expires_at,
+      fence, attempts, version, last_error, fired_at, claimed_at)
+    SELECT j.id, j.seq, j.due_at, j.bucket, j.tenant, @owner, @leaseUntil, j.fence + 1,
+      j.attempts + 1, j.version + 1, j.last_error, j.fired_at, @now
     FROM jobs j WHERE j.seq IN (SELECT value FROM json_each(@seqs))`,
 
   /** Earliest bucket, at or before @until, holding pending work not yet fully staged. */
@@ -117,39 +119,42 @@ export const SQL = {
       AND NOT EXISTS (SELECT 1 FROM bucket_staging s WHERE s.bucket = c.bucket AND s.done = 1)
     ORDER BY c.bucket LIMIT 1`,
   /**
-   * Index jobs_bucket (bucket, seq): a sequential read inside one bucket, skipping jobs
-   * already claimed or finished (cancelled before their bucket came due, say).
+   * Where a staging chunk of @budget rows ends inside one bucket (index jobs_bucket, which
+   * holds (bucket, seq): read without touching the rows). None: the rest of the bucket fits.
    */
-  stageRead: `SELECT j.due_at AS due_at, j.seq AS seq,
-      (${IS_PENDING}) AS pending
-    FROM jobs j WHERE j.bucket = ? AND j.seq > ? ORDER BY j.seq LIMIT ?`,
+  stageChunkEnd: `SELECT seq FROM jobs INDEXED BY jobs_bucket WHERE bucket = @bucket AND seq > @after
+    ORDER BY seq LIMIT 1 OFFSET @budget - 1`,
+  /**
+   * Copies one chunk of a bucket into hot in one statement, skipping jobs already claimed or
+   * finished (cancelled before their bucket came due, say).
+   */
+  stageCopy: `INSERT OR IGNORE INTO hot (due_at, seq)
+    SELECT j.due_at, j.seq FROM jobs j INDEXED BY jobs_bucket
+    WHERE j.bucket = @bucket AND j.seq > @after AND j.seq <= @upTo AND ${IS_PENDING}`,
   /** Earliest bucket with pending work that is not fully staged (for the watcher's sleep). */
   nextUnstagedBucket: `SELECT min(c.bucket) AS bucket FROM bucket_counts c
     WHERE c.pending > 0
       AND NOT EXISTS (SELECT 1 FROM bucket_staging s WHERE s.bucket = c.bucket AND s.done = 1)`,
 
   /** The claim a settlement names: by id, only while claimed under the same fencing token. */
-  claimOf: `SELECT j.seq AS seq, j.id AS id, j.tenant AS tenant, j.due_at AS due_at,
-      j.bucket AS bucket, j.last_error AS last_error, j.fired_at AS fired_at,
-      c.attempts AS attempts, c.fence AS fence, c.version AS version
-    FROM jobs j JOIN claims c ON c.seq = j.seq WHERE j.id = ? AND c.fence = ?`,
-  claimDelete: `DELETE FROM claims WHERE seq = ?`,
+  claimOf: `SELECT seq, id, tenant, due_at, bucket, last_error, fired_at, attempts, fence, version
+    FROM claims WHERE id = ? AND fence = ?`,
+  claimDelete: `DELETE FROM claims WHERE id = ?`,
   /**
    * Settles a whole batch of successes in one statement: the claims named by (id, fence)
-   * become outcome rows (appended in due order). RETURNING says which applied; their claims
-   * are deleted next by seq.
+   * become outcome rows (appended in due order), read from the claims alone. RETURNING says
+   * which applied; their claims are deleted next.
    */
   settleSucceededMany: `INSERT INTO finished (seq, due_at, id, tenant, status, attempts, fence,
       version, last_error, last_result, fired_at, finished_at)
-    SELECT j.seq, j.due_at, j.id, j.tenant, 'succeeded', c.attempts, c.fence, c.version + 1,
-      j.last_error, s.result, s.fired_at, @now
+    SELECT c.seq, c.due_at, c.id, c.tenant, 'succeeded', c.attempts, c.fence, c.version + 1,
+      c.last_error, s.result, s.fired_at, @now
     FROM (SELECT value ->> '$.i' AS id, value ->> '$.f' AS fence, value ->> '$.r' AS result,
             value ->> '$.t' AS fired_at
           FROM json_each(@batch)) AS s
-      JOIN jobs j ON j.id = s.id
-      JOIN claims c ON c.seq = j.seq AND c.fence = s.fence
-    RETURNING seq, id, tenant`,
-  claimsDeleteMany: `DELETE FROM claims WHERE seq IN (SELECT value FROM json_each(?))`,
+      JOIN claims c ON c.id = s.id AND c.fence = s.fence
+    RETURNING id, tenant`,
+  claimsDeleteMany: `DELETE FROM claims WHERE id IN (SELECT value FROM json_each(?))`,
   /** An outcome row (dead, expired or cancelled) from values already checked. */
   finishedInsert: `INSERT INTO finished (seq, due_at, id, tenant, status, attempts, fence,
       version, last_error, last_result, fired_at, finished_at)
@@ -182,7 +187,7 @@ export const SQL = {
     WHERE seq = @seq`,
 
   /** Index claims_lease: expired leases, oldest first. */
-  leasesExpired: `SELECT j.id AS id, c.fence AS fence, c.attempts AS attempts,
+  leasesExpired: `SELECT c.id AS id, c.fence AS fence, c.attempts AS attempts,
       j.max_attempts AS max_attempts
     FROM claims c CROSS JOIN jobs j ON j.seq = c.seq
     WHERE c.lease_expires_at <= ? ORDER BY c.lease_expires_at LIMIT ?`,
@@ -211,7 +216,7 @@ export const SQL = {
    * then the bucket's rows sorted; claimed and finished ones skipped).
    */
   listPendingInBucket: `${JOB_SELECT}
-    WHERE j.bucket = @bucket AND c.seq IS NULL AND f.rid IS NULL
+    WHERE j.bucket = @bucket AND c.id IS NULL AND f.rid IS NULL
       AND (j.due_at, j.id) > (@afterDue, @afterId)
       AND j.due_at >= @from AND j.due_at < @to AND (@tenant IS NULL OR j.tenant = @tenant)
     ORDER BY j.due_at, j.id LIMIT @limit`,
@@ -233,7 +238,7 @@ export const SQL = {
   /** Finished jobs by due time: index finished_due, in order. */
   listFinished: `SELECT ${JOB_COLUMNS} FROM finished f
     CROSS JOIN jobs j ON j.seq = f.seq
-    LEFT JOIN claims c ON c.seq = j.seq
+    LEFT JOIN claims c ON c.id = j.id
     WHERE (f.due_at, f.id) > (@afterDue, @afterId)
       AND f.due_at >= @from AND f.due_at < @to AND (@tenant IS NULL OR f.tenant = @tenant)
       AND f.status IN (SELECT value FROM json_each(@statuses))
