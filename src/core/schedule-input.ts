@@ -6,6 +6,7 @@ import { isEpochMs, parseDueTime } from "./time-input.js";
 import {
   isObject,
   optionalInteger,
+  requireInteger,
   optionalString,
   prefixText,
   rejectUnknownFields,
@@ -125,7 +126,7 @@ function validate(raw: unknown, ctx: ScheduleContext, prefix: FieldPrefix): NewJ
     );
   }
   if (input.delayMs !== undefined) {
-    dueAt = ctx.now + optionalInteger(input.delayMs, "delayMs", 0, MAX_DELAY_MS, prefix)!;
+    dueAt = ctx.now + requireInteger(input.delayMs, "delayMs", 0, MAX_DELAY_MS, prefix);
   } else if (input.dueAt !== undefined) {
     const timeZone = optionalString(input.timeZone, "timeZone", TIME_ZONE_RULE, prefix);
     if (isEpochMs(input.dueAt)) {

@@ -37,6 +37,7 @@ describe("validateScheduleInput", () => {
 
   it.each([
     [{ target: "t" }, "dueAt: expected a due time (or delayMs), received undefined"],
+    [{ delayMs: null, target: "t" }, "delayMs: expected an integer from 0 to"],
     [
       { dueAt: NOW, delayMs: 5, target: "t" },
       "delayMs: expected to be absent when dueAt is given, received 5",
