@@ -103,7 +103,7 @@ export async function catchUp(sizes: Sizes): Promise<BenchResult> {
       ],
       notes: [
         `${run.seconds.toFixed(1)} s from start() to the last settlement (staging included); ${run.succeeded.toLocaleString("en-US")} recorded as succeeded`,
-        "baseline: plain better-sqlite3 claim UPDATE ... RETURNING of 500 in bucket order through jobs_pending_bucket, one settle transaction per batch",
+        "baseline: plain better-sqlite3, 500 jobs in bucket order through jobs_bucket per claim transaction (a lease row each), one settle transaction per batch (an outcome row each), the store's tables and indexes",
       ],
     };
   } finally {
