@@ -40,6 +40,12 @@ function newJobs(n: number, over: Partial<NewJob> = {}): NewJob[] {
   });
 }
 
+/** Stages the first hour and claims everything due at `now`. */
+async function claimDue(store: SqliteStore, now: number) {
+  await store.bucketsStage({ until: T0 + HOUR, maxRows: 1000 });
+  return store.jobsClaimDue({ now, dueBefore: now, limit: 100, leaseMs: 30_000, owner: "n" });
+}
+
 describe("SQLite layout", () => {
   it("fires and settles without writing the jobs rows", async () => {
     const store = new SqliteStore({ path: join(dir.path, "untouched.db") });
@@ -47,14 +53,7 @@ describe("SQLite layout", () => {
       await store.jobsInsert({ jobs: newJobs(50), now: T0 });
       const rows = () => store.connection.prepare(`SELECT * FROM jobs ORDER BY seq`).all();
       const before = rows();
-      await store.bucketsStage({ until: T0 + HOUR, maxRows: 1000 });
-      const claimed = await store.jobsClaimDue({
-        now: T0 + 1000,
-        dueBefore: T0 + 1000,
-        limit: 100,
-        leaseMs: 30_000,
-        owner: "n",
-      });
+      const claimed = await claimDue(store, T0 + 1000);
       expect(claimed).toHaveLength(50);
       expect(claimed.every((j) => j.status === "claimed" && j.fence === 1)).toBe(true);
       const applied = await store.jobsSettle({
@@ -216,14 +215,7 @@ describe("SQLite layout", () => {
         bucket: T0,
         now: T0 + 100,
       });
-      await store.bucketsStage({ until: T0 + HOUR, maxRows: 100 });
-      const claimed = await store.jobsClaimDue({
-        now: T0 + 200,
-        dueBefore: T0 + 200,
-        limit: 10,
-        leaseMs: 30_000,
-        owner: "n",
-      });
+      const claimed = await claimDue(store, T0 + 200);
       expect(claimed.map((j) => [j.id, j.fence]).sort()).toEqual([
         ["01DEADJOB0000000000000000A", 4],
         ["01PENDING0000000000000000A", 1],
