@@ -16,31 +16,30 @@ export interface TimerHandle {
 
 /**
  * The real clock: Date.now and setTimeout. Timers are not unref'd: a started scheduler keeps
- * the process alive, as a server would, until `stop()` clears them.
+ * the process alive, as a server would, until `stop()` clears them. A timer due now runs on
+ * setImmediate: setTimeout(0) waits a whole millisecond, which a watcher claiming batch
+ * after batch paid on every pass (a sixth of its time on a fast store).
  */
 export function systemClock(): Clock {
-  const timers = new Map<number, NodeJS.Timeout>();
+  const timers = new Map<number, NodeJS.Timeout | NodeJS.Immediate>();
   let next = 1;
   return {
     now: () => Date.now(),
     setTimer(fn, delayMs) {
       const id = next++;
-      const t = setTimeout(
-        () => {
-          timers.delete(id);
-          fn();
-        },
-        Math.max(0, delayMs),
-      );
-      timers.set(id, t);
+      const run = (): void => {
+        timers.delete(id);
+        fn();
+      };
+      timers.set(id, delayMs < 1 ? setImmediate(run) : setTimeout(run, delayMs));
       return { id };
     },
     clearTimer(handle) {
       const t = timers.get(handle.id);
-      if (t) {
-        clearTimeout(t);
-        timers.delete(handle.id);
-      }
+      if (t === undefined) return;
+      if ("refresh" in t) clearTimeout(t);
+      else clearImmediate(t);
+      timers.delete(handle.id);
     },
   };
 }

@@ -92,7 +92,7 @@ export class Engine {
     return this.started;
   }
 
-  /** Jobs claimed by this process and not yet settled (wheel, queue and running). */
+  /** Jobs claimed by this process and not yet settled (wheel, queue, running, settling). */
   get inFlight(): number {
     return this.wheel.size + this.dispatcher.load;
   }

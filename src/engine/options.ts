@@ -58,8 +58,8 @@ export interface SchedulerOptions {
   /** How far in the past a due time may be when scheduling, or null for any. Default null. */
   readonly maxPastMs?: number | null;
   /**
-   * Most claimed-but-unsettled jobs held in memory (wheel, queue and running); the watcher
-   * stops claiming above it. Default 10000.
+   * Most claimed-but-unsettled jobs held in memory (wheel, queue, running and settling); the
+   * watcher claims only while a full claim batch fits under it. Default 10000.
    */
   readonly maxHeld?: number;
   /**

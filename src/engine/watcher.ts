@@ -65,9 +65,13 @@ export class Watcher {
     this.loop.wake();
   }
 
-  /** Capacity was freed: if claiming had stopped for lack of room, resume now. */
+  /**
+   * Capacity was freed: if claiming had stopped for lack of room, resume once a full claim
+   * batch fits. Resuming at the first free slot would claim a handful of jobs per settle
+   * batch (one claim statement per 100 jobs at maxHeld) instead of full batches.
+   */
   capacityFreed(): void {
-    if (this.blocked && this.d.held() < this.d.options.maxHeld) {
+    if (this.blocked && this.room() >= this.resumeRoom()) {
       this.blocked = false;
       this.loop.wake();
     }
@@ -80,12 +84,12 @@ export class Watcher {
       until: now + o.stageAheadMs,
       maxRows: o.stageBatchSize,
     });
-    const room = o.maxHeld - this.d.held();
-    this.blocked = room <= 0;
+    const room = this.room();
+    this.blocked = room < this.resumeRoom();
     const shards = this.d.shards();
     let claimed = 0;
     let limit = 0;
-    if (room > 0 && (shards === undefined || shards.length > 0)) {
+    if (!this.blocked && (shards === undefined || shards.length > 0)) {
       limit = Math.min(o.claimBatchSize, room);
       const jobs = await this.d.store.jobsClaimDue({
         now,
@@ -100,6 +104,15 @@ export class Watcher {
       if (claimed > 0) this.d.onClaimed(jobs);
     }
     return { staged: stage.rows, claimed, more: !stage.done || (limit > 0 && claimed === limit) };
+  }
+
+  private room(): number {
+    return this.d.options.maxHeld - this.d.held();
+  }
+
+  /** Room needed to claim: a full batch (all of maxHeld when that is smaller). */
+  private resumeRoom(): number {
+    return Math.min(this.d.options.claimBatchSize, this.d.options.maxHeld);
   }
 
   /** One pass, then how long to sleep. */
