@@ -208,7 +208,7 @@ async function prepareSize(n: number, dueCount: number): Promise<Prepared> {
     );
     await store.bucketsStage({ until: now + 60_000, maxRows: Number.MAX_SAFE_INTEGER });
     const hotRows = db.prepare(`SELECT count(*) FROM hot`).pluck().get() as number;
-    note(`poll-cost ${count(n)}: creating the partial due_at index for path (b)`);
+    note(`poll-cost ${count(n)}: creating the due_at index for path (b)`);
     db.exec(`CREATE INDEX bench_pending_due ON jobs (due_at)`);
 
     let visited = 0;
