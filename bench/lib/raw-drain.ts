@@ -13,9 +13,20 @@ export function rawDrain(
   db: Database.Database,
   opts: { expected: number; until: number; label: string; handler: (row: RawRow) => void },
 ): number {
-  const next = db.prepare(`
+  // One bucket at a time, in seq order, then the next bucket: two index seeks per batch.
+  const inBucket = db.prepare(`
     SELECT seq, id, due_at, bucket, payload FROM jobs INDEXED BY jobs_bucket
-    WHERE bucket <= @until AND (bucket, seq) > (@bucket, @seq) ORDER BY bucket, seq LIMIT 500`);
+    WHERE bucket = @bucket AND seq > @seq ORDER BY seq LIMIT 500`);
+  const nextBucket = db.prepare(`
+    SELECT bucket FROM jobs INDEXED BY jobs_bucket WHERE bucket > @bucket AND bucket <= @until
+    ORDER BY bucket LIMIT 1`);
+  const next = (cursor: { bucket: number; seq: number }): RawRow[] => {
+    const rows = inBucket.all(cursor) as RawRow[];
+    if (rows.length > 0) return rows;
+    const b = nextBucket.get({ bucket: cursor.bucket, until: opts.until }) as
+      { bucket: number } | undefined;
+    return b ? (inBucket.all({ bucket: b.bucket, seq: 0 }) as RawRow[]) : [];
+  };
   const claim = db.prepare(`
     INSERT INTO claims (id, seq, due_at, bucket, tenant, owner, lease_expires_at, fence,
       attempts, version, last_error, fired_at, claimed_at)
@@ -30,7 +41,7 @@ export function rawDrain(
     FROM json_each(@ids) s JOIN claims c ON c.id = s.value`);
   const unclaim = db.prepare(`DELETE FROM claims WHERE id IN (SELECT value FROM json_each(?))`);
   const claimTx = db.transaction((cursor: { bucket: number; seq: number }, now: number) => {
-    const rows = next.all({ until: opts.until, ...cursor }) as RawRow[];
+    const rows = next(cursor);
     if (rows.length > 0) claim.run({ now, lease: now + 60_000, seqs: seqsOf(rows) });
     return rows;
   });
