@@ -88,6 +88,55 @@ describe("SQLite layout", () => {
     }
   });
 
+  it("stages a passed bucket from its index alone: buckets in order, nothing cancelled or moved fires", async () => {
+    const store = new SqliteStore({ path: join(dir.path, "passed.db") });
+    try {
+      const minutes = { A: 50, X: 20, Y: 25, B: 10, C: 30, D: 40, E: 65 };
+      const ids = createIdGenerator(() => T0);
+      const jobs = Object.entries(minutes).map(([name, m]) => {
+        const dueAt = T0 + m * 60_000;
+        return {
+          ...newJobs(1)[0]!,
+          id: ids(),
+          dueAt,
+          bucket: bucketOf(dueAt, HOUR),
+          payload: name,
+        };
+      });
+      await store.jobsInsert({ jobs, now: T0 });
+      const idOf = (name: string) => jobs.find((j) => j.payload === name)!.id;
+      const now = T0 + 2 * HOUR + 1; // both buckets have passed
+      const staged = await store.bucketsStage({ now, until: now + HOUR, maxRows: 1000 });
+      expect(staged).toMatchObject({ rows: 7, done: true });
+      // the passed buckets' entries sit under their bucket's start, not their due time
+      const keys = store.connection.prepare(`SELECT DISTINCT due_at FROM hot`).pluck().all();
+      expect(keys.sort()).toEqual([T0, T0 + HOUR]);
+      expect(await store.jobCancel({ id: idOf("X"), now })).toMatchObject({ outcome: "cancelled" });
+      const later = T0 + 10 * HOUR;
+      await store.jobReschedule({
+        id: idOf("Y"),
+        dueAt: later,
+        bucket: bucketOf(later, HOUR),
+        now,
+      });
+      const claim = () =>
+        store.jobsClaimDue({ now, dueBefore: now, limit: 3, leaseMs: 30_000, owner: "n" });
+      const first = await claim();
+      const second = await claim();
+      expect(await claim()).toEqual([]);
+      const names = (batch: { payload: unknown }[]) => batch.map((j) => j.payload);
+      // a full batch despite the dropped entries; each batch in due order
+      expect(names(first)).toEqual(["B", "C", "A"]);
+      expect(names(second)).toEqual(["D", "E"]);
+      expect(await store.jobGet({ id: idOf("Y") })).toMatchObject({
+        status: "pending",
+        dueAt: later,
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
   it("opens a file of layout version 1 with every job in the state it had", async () => {
     const path = join(dir.path, "v1.db");
     const v1 = new Database(path);

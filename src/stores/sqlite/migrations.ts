@@ -18,7 +18,8 @@
  *  - `claims` holds the lease of each claimed job (as many rows as jobs in flight), keyed by
  *    job id, with the job fields an outcome needs, so a settlement reads nothing else.
  *  - `finished` holds each finished job's outcome, indexed by (due_at, id): jobs fire in due
- *    order, so its rows and index entries append. A job is finished when it has a row here,
+ *    order, so its rows and index entries append. Its rowid follows finish order, which is
+ *    what retention reads (no index on the finish time to keep up per fired job). A job is finished when it has a row here,
  *    claimed when it has a `claims` row, and pending otherwise.
  *  - `live_keys` maps an idempotency key to the latest job that took it; the key is live
  *    while that job is not finished.
@@ -130,7 +131,6 @@ export const MIGRATIONS: readonly string[] = [
     finished_at INTEGER NOT NULL
   );
   CREATE UNIQUE INDEX finished_due ON finished (due_at, id);
-  CREATE INDEX finished_at ON finished (finished_at);
 
   CREATE TABLE live_keys (
     tenant TEXT NOT NULL,

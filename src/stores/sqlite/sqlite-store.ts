@@ -130,8 +130,12 @@ export class SqliteStore implements Store {
     return listJobs(this.s, this.bucketWidthMs, params);
   }
 
-  async bucketsStage(params: { until: number; maxRows: number }): Promise<StageResult> {
-    return stageBuckets(this.ctx, params.until, params.maxRows);
+  async bucketsStage(params: {
+    until: number;
+    maxRows: number;
+    now?: number;
+  }): Promise<StageResult> {
+    return stageBuckets(this.ctx, params.until, params.maxRows, params.now);
   }
 
   /**
@@ -141,16 +145,24 @@ export class SqliteStore implements Store {
    */
   async jobsClaimDue(params: ClaimParams): Promise<Job[]> {
     return this.ctx.write(() => {
-      const prefix = this.s.hotDuePrefix.all(params.dueBefore, params.limit) as {
-        due_at: number;
-        seq: number;
-      }[];
-      const last = prefix[prefix.length - 1];
-      if (!last) return [];
-      this.s.hotDeletePrefix.run(last.due_at, last.seq);
-      const rows = this.s.claimRead.all({
-        seqs: JSON.stringify(prefix.map((p) => p.seq)),
-      }) as JobTuple[];
+      const rows: JobTuple[] = [];
+      // Entries of jobs no longer pending (cancelled in a passed bucket, say) are dropped by
+      // claimRead; read on until the batch is full or nothing due is left.
+      for (;;) {
+        const want = params.limit - rows.length;
+        const prefix = this.s.hotDuePrefix.all(params.dueBefore, want) as {
+          due_at: number;
+          seq: number;
+        }[];
+        const last = prefix[prefix.length - 1];
+        if (!last) break;
+        this.s.hotDeletePrefix.run(last.due_at, last.seq);
+        const found = this.s.claimRead.all({
+          seqs: JSON.stringify(prefix.map((p) => p.seq)),
+        }) as JobTuple[];
+        for (const r of found) rows.push(r);
+        if (prefix.length < want || found.length === prefix.length) break;
+      }
       if (rows.length === 0) return [];
       const lease = {
         owner: params.owner,
@@ -222,16 +234,23 @@ export class SqliteStore implements Store {
     return out;
   }
 
-  /** Deletes the oldest finished jobs (index finished_at): outcome, row and key together. */
+  /**
+   * Deletes the oldest finished jobs, outcome, row and key together. Finish order is the
+   * rowid of `finished`; a pass stops at the first job finished at or after `before` (one
+   * finished out of order by another process's clock waits for the next pass).
+   */
   async historyPurge(params: { before: number; limit: number }): Promise<number> {
     return this.ctx.write(() => {
-      const rows = this.s.historyOldest.all(params.before, params.limit) as {
+      const oldest = this.s.historyOldest.all(params.limit) as {
         rid: number;
         seq: number;
         tenant: string;
         status: JobStatus;
+        finished_at: number;
         key: string | null;
       }[];
+      const stop = oldest.findIndex((r) => r.finished_at >= params.before);
+      const rows = stop === -1 ? oldest : oldest.slice(0, stop);
       const deltas = new CounterDeltas();
       for (const r of rows) {
         this.s.finishedDelete.run(r.rid);

@@ -42,6 +42,14 @@ const JOB_COLUMNS = JOB_COLUMN_NAMES.map((name) => JOB_EXPRESSIONS[name]).join("
 const JOB_SELECT = `SELECT ${JOB_COLUMNS} FROM jobs j
   LEFT JOIN claims c ON c.id = j.id
   LEFT JOIN finished f ON f.due_at = j.due_at AND f.id = j.id`;
+/** A pending job's row needs no claim or outcome columns: plain columns of jobs. */
+const PENDING_COLUMNS = JOB_COLUMN_NAMES.map((name) => {
+  if (name === "status") return "'pending'";
+  if (["lease_owner", "lease_expires_at", "last_result", "finished_at"].includes(name)) {
+    return "NULL";
+  }
+  return `j.${name}`;
+}).join(", ");
 /** A job is pending when it has neither a claim nor an outcome. */
 const IS_PENDING = `NOT EXISTS (SELECT 1 FROM claims c2 WHERE c2.id = j.id)
   AND NOT EXISTS (SELECT 1 FROM finished f2 WHERE f2.due_at = j.due_at AND f2.id = j.id)`;
@@ -89,7 +97,8 @@ export const SQL = {
 
   /** Hot index: primary key (due_at, seq). OR IGNORE: staging and a direct write may race. */
   hotInsert: `INSERT OR IGNORE INTO hot (due_at, seq) VALUES (?, ?)`,
-  hotDelete: `DELETE FROM hot WHERE due_at = ? AND seq = ?`,
+  /** A job's entry, under its due time or (staged from a passed bucket) its bucket's start. */
+  hotDelete: `DELETE FROM hot WHERE seq = @seq AND due_at IN (@dueAt, @bucket)`,
   /** Range read of the due prefix of the hot primary key: cost tracks the due rows only. */
   hotDuePrefix: `SELECT due_at, seq FROM hot WHERE due_at <= ? ORDER BY due_at, seq LIMIT ?`,
   /** Deletes exactly the prefix just read: a range delete on the primary key. */
@@ -101,8 +110,8 @@ export const SQL = {
    * The claim, read side: the rows whose seqs the hot prefix named, still pending (no claim,
    * no outcome). Reads only: the jobs rows are not written.
    */
-  claimRead: `${JOB_SELECT}
-    WHERE j.seq IN (SELECT value FROM json_each(@seqs)) AND c.id IS NULL AND f.rid IS NULL`,
+  claimRead: `SELECT ${PENDING_COLUMNS} FROM jobs j
+    WHERE j.seq IN (SELECT value FROM json_each(@seqs)) AND ${IS_PENDING}`,
   /**
    * The claim, write side: a lease row per job just read, with the next fencing token,
    * attempt and version. Appends to a table as small as the work in flight.
@@ -131,6 +140,16 @@ export const SQL = {
   stageCopy: `INSERT OR IGNORE INTO hot (due_at, seq)
     SELECT j.due_at, j.seq FROM jobs j INDEXED BY jobs_bucket
     WHERE j.bucket = @bucket AND j.seq > @after AND j.seq <= @upTo AND ${IS_PENDING}`,
+  /**
+   * The same for a bucket that has entirely passed (every job in it is due): its entries go
+   * in under the bucket's start instead of their due time, so the copy is a read of the
+   * bucket index alone, not of each row. Such a bucket then fires in the order its jobs were
+   * written, still before every later bucket. Claimed or finished jobs are dropped by the
+   * claim (claimRead), which checks every row it takes.
+   */
+  stageCopyPassed: `INSERT OR IGNORE INTO hot (due_at, seq)
+    SELECT @bucket, seq FROM jobs INDEXED BY jobs_bucket
+    WHERE bucket = @bucket AND seq > @after AND seq <= @upTo`,
   /** Earliest bucket with pending work that is not fully staged (for the watcher's sleep). */
   nextUnstagedBucket: `SELECT min(c.bucket) AS bucket FROM bucket_counts c
     WHERE c.pending > 0
@@ -204,11 +223,14 @@ export const SQL = {
   statusCounts: `SELECT status, sum(n) AS n FROM status_counts GROUP BY status`,
   statusCountsTenant: `SELECT status, n FROM status_counts WHERE tenant = ?`,
 
-  /** Index finished_at: the oldest finished jobs first, with what retention must remove. */
+  /**
+   * The oldest finished jobs, in finish order (the rowid of finished), with what retention
+   * must remove; the caller keeps those finished before its cutoff.
+   */
   historyOldest: `SELECT f.rid AS rid, f.seq AS seq, f.tenant AS tenant, f.status AS status,
-      j.key AS key
+      f.finished_at AS finished_at, j.key AS key
     FROM finished f LEFT JOIN jobs j ON j.seq = f.seq
-    WHERE f.finished_at < ? ORDER BY f.finished_at LIMIT ?`,
+    ORDER BY f.rid LIMIT ?`,
   jobDeleteBySeq: `DELETE FROM jobs WHERE seq = ?`,
 
   /**
