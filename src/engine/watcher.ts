@@ -81,7 +81,6 @@ export class Watcher {
     const o = this.d.options;
     const now = this.d.clock.now();
     const stage = await this.d.store.bucketsStage({
-      now,
       until: now + o.stageAheadMs,
       maxRows: o.stageBatchSize,
     });

@@ -41,12 +41,9 @@ export interface Store {
   /**
    * Moves pending jobs of buckets starting at or before `until` into the hot due-time index
    * (stores that index every pending job by due time do nothing). Oldest bucket first, at
-   * most `maxRows` rows per call, so a large catch-up is done in bounded steps. With `now`,
-   * a store may stage a bucket that has entirely passed (all its jobs due) by bucket rather
-   * than by due time: it then fires in the order its jobs were written, still before every
-   * later bucket.
+   * most `maxRows` rows per call, so a large catch-up is done in bounded steps.
    */
-  bucketsStage(params: { until: number; maxRows: number; now?: number }): Promise<StageResult>;
+  bucketsStage(params: { until: number; maxRows: number }): Promise<StageResult>;
 
   /**
    * Claims up to `limit` pending jobs due at or before `dueBefore`, oldest first: a

@@ -88,8 +88,8 @@ describe("SQLite layout", () => {
     }
   });
 
-  it("stages a passed bucket from its index alone: buckets in order, nothing cancelled or moved fires", async () => {
-    const store = new SqliteStore({ path: join(dir.path, "passed.db") });
+  it("stages from the bucket index alone; the claim drops jobs no longer pending and fills its batch", async () => {
+    const store = new SqliteStore({ path: join(dir.path, "staging.db") });
     try {
       const minutes = { A: 50, X: 20, Y: 25, B: 10, C: 30, D: 40, E: 65 };
       const ids = createIdGenerator(() => T0);
@@ -105,13 +105,13 @@ describe("SQLite layout", () => {
       });
       await store.jobsInsert({ jobs, now: T0 });
       const idOf = (name: string) => jobs.find((j) => j.payload === name)!.id;
-      const now = T0 + 2 * HOUR + 1; // both buckets have passed
-      const staged = await store.bucketsStage({ now, until: now + HOUR, maxRows: 1000 });
+      // cancelled before its bucket is staged: staging copies its entry all the same
+      expect(await store.jobCancel({ id: idOf("X"), now: T0 })).toMatchObject({
+        outcome: "cancelled",
+      });
+      const now = T0 + 2 * HOUR + 1;
+      const staged = await store.bucketsStage({ until: now + HOUR, maxRows: 1000 });
       expect(staged).toMatchObject({ rows: 7, done: true });
-      // the passed buckets' entries sit under their bucket's start, not their due time
-      const keys = store.connection.prepare(`SELECT DISTINCT due_at FROM hot`).pluck().all();
-      expect(keys.sort()).toEqual([T0, T0 + HOUR]);
-      expect(await store.jobCancel({ id: idOf("X"), now })).toMatchObject({ outcome: "cancelled" });
       const later = T0 + 10 * HOUR;
       await store.jobReschedule({
         id: idOf("Y"),
@@ -125,13 +125,15 @@ describe("SQLite layout", () => {
       const second = await claim();
       expect(await claim()).toEqual([]);
       const names = (batch: { payload: unknown }[]) => batch.map((j) => j.payload);
-      // a full batch despite the dropped entries; each batch in due order
-      expect(names(first)).toEqual(["B", "C", "A"]);
-      expect(names(second)).toEqual(["D", "E"]);
+      // due order, a full first batch although the cancelled job's entry came up in it
+      expect(names(first)).toEqual(["B", "C", "D"]);
+      expect(names(second)).toEqual(["A", "E"]);
+      expect(await store.jobGet({ id: idOf("X") })).toMatchObject({ status: "cancelled" });
       expect(await store.jobGet({ id: idOf("Y") })).toMatchObject({
         status: "pending",
         dueAt: later,
       });
+      expect(store.connection.prepare(`SELECT count(*) FROM hot`).pluck().get()).toBe(0);
     } finally {
       await store.close();
     }

@@ -28,7 +28,7 @@ export function cancelJob(
     firedAt: job.firedAt,
     now: params.now,
   });
-  ctx.s.hotDelete.run({ seq: current.seq, dueAt: job.dueAt, bucket: job.bucket });
+  ctx.s.hotDelete.run({ seq: current.seq, dueAt: job.dueAt });
   const deltas = new CounterDeltas();
   deltas.move(job.tenant, "pending", "cancelled", job.bucket, job.bucket);
   ctx.flush(deltas);
@@ -55,7 +55,7 @@ export function moveJob(
   const target = { seq, dueAt: params.dueAt, bucket: params.bucket, now: params.now };
   if (from === "pending") {
     ctx.s.jobReschedule.run(target);
-    ctx.s.hotDelete.run({ seq, dueAt: job.dueAt, bucket: job.bucket });
+    ctx.s.hotDelete.run({ seq, dueAt: job.dueAt });
   } else {
     if (job.key !== null) {
       const holder = ctx.s.jobByLiveKey.get(job.tenant, job.key) as JobTuple | undefined;

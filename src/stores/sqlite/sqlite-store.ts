@@ -130,12 +130,8 @@ export class SqliteStore implements Store {
     return listJobs(this.s, this.bucketWidthMs, params);
   }
 
-  async bucketsStage(params: {
-    until: number;
-    maxRows: number;
-    now?: number;
-  }): Promise<StageResult> {
-    return stageBuckets(this.ctx, params.until, params.maxRows, params.now);
+  async bucketsStage(params: { until: number; maxRows: number }): Promise<StageResult> {
+    return stageBuckets(this.ctx, params.until, params.maxRows);
   }
 
   /**
@@ -146,7 +142,7 @@ export class SqliteStore implements Store {
   async jobsClaimDue(params: ClaimParams): Promise<Job[]> {
     return this.ctx.write(() => {
       const rows: JobTuple[] = [];
-      // Entries of jobs no longer pending (cancelled in a passed bucket, say) are dropped by
+      // Entries of jobs no longer pending (cancelled before staging, say) are dropped by
       // claimRead; read on until the batch is full or nothing due is left.
       for (;;) {
         const want = params.limit - rows.length;

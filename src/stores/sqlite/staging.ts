@@ -3,19 +3,13 @@ import type { SqliteContext } from "./context.js";
 
 /**
  * Copies pending jobs of buckets starting at or before `until` into the hot index, oldest
- * bucket first (jobs of the bucket already claimed or finished are passed over), in chunks
+ * bucket first, in chunks
  * of one transaction and two statements each, at most `maxRows` rows per call. A cursor per
  * bucket (its last staged seq) lets a large bucket be staged over several calls, and a write
- * into a bucket being staged goes to hot directly, so nothing slips between chunks. With
- * `now`, a bucket that has entirely passed is copied without reading its rows (see
- * stageCopyPassed).
+ * into a bucket being staged goes to hot directly, so nothing slips between chunks. The copy
+ * reads the bucket index only (see stageCopy).
  */
-export function stageBuckets(
-  ctx: SqliteContext,
-  until: number,
-  maxRows: number,
-  now: number | undefined,
-): StageResult {
+export function stageBuckets(ctx: SqliteContext, until: number, maxRows: number): StageResult {
   let rows = 0;
   let buckets = 0;
   const stageChunk = (budget: number): number | null =>
@@ -27,9 +21,7 @@ export function stageBuckets(
       const after = state?.cursor ?? 0;
       const end = ctx.s.stageChunkEnd.get({ bucket, after, budget }) as { seq: number } | undefined;
       const upTo = end?.seq ?? Number.MAX_SAFE_INTEGER;
-      const passed = now !== undefined && bucket + ctx.bucketWidthMs <= now;
-      const copy = passed ? ctx.s.stageCopyPassed : ctx.s.stageCopy;
-      const copied = copy.run({ bucket, after, upTo }).changes;
+      const copied = ctx.s.stageCopy.run({ bucket, after, upTo }).changes;
       // A full chunk counts its whole budget (passed-over rows were read too); the last one
       // what it copied. The cursor of a finished bucket no longer matters.
       rows += end ? budget : copied;

@@ -97,8 +97,7 @@ export const SQL = {
 
   /** Hot index: primary key (due_at, seq). OR IGNORE: staging and a direct write may race. */
   hotInsert: `INSERT OR IGNORE INTO hot (due_at, seq) VALUES (?, ?)`,
-  /** A job's entry, under its due time or (staged from a passed bucket) its bucket's start. */
-  hotDelete: `DELETE FROM hot WHERE seq = @seq AND due_at IN (@dueAt, @bucket)`,
+  hotDelete: `DELETE FROM hot WHERE due_at = @dueAt AND seq = @seq`,
   /** Range read of the due prefix of the hot primary key: cost tracks the due rows only. */
   hotDuePrefix: `SELECT due_at, seq FROM hot WHERE due_at <= ? ORDER BY due_at, seq LIMIT ?`,
   /** Deletes exactly the prefix just read: a range delete on the primary key. */
@@ -134,21 +133,13 @@ export const SQL = {
   stageChunkEnd: `SELECT seq FROM jobs INDEXED BY jobs_bucket WHERE bucket = @bucket AND seq > @after
     ORDER BY seq LIMIT 1 OFFSET @budget - 1`,
   /**
-   * Copies one chunk of a bucket into hot in one statement, skipping jobs already claimed or
-   * finished (cancelled before their bucket came due, say).
+   * Copies one chunk of a bucket into hot in one statement, from the index alone (it holds
+   * (bucket, seq, due_at)): no row is read. A job of the chunk that is no longer pending
+   * (cancelled before its bucket came due, say) is copied too and dropped by the claim
+   * (claimRead), which checks every row it takes.
    */
   stageCopy: `INSERT OR IGNORE INTO hot (due_at, seq)
-    SELECT j.due_at, j.seq FROM jobs j INDEXED BY jobs_bucket
-    WHERE j.bucket = @bucket AND j.seq > @after AND j.seq <= @upTo AND ${IS_PENDING}`,
-  /**
-   * The same for a bucket that has entirely passed (every job in it is due): its entries go
-   * in under the bucket's start instead of their due time, so the copy is a read of the
-   * bucket index alone, not of each row. Such a bucket then fires in the order its jobs were
-   * written, still before every later bucket. Claimed or finished jobs are dropped by the
-   * claim (claimRead), which checks every row it takes.
-   */
-  stageCopyPassed: `INSERT OR IGNORE INTO hot (due_at, seq)
-    SELECT @bucket, seq FROM jobs INDEXED BY jobs_bucket
+    SELECT due_at, seq FROM jobs INDEXED BY jobs_bucket
     WHERE bucket = @bucket AND seq > @after AND seq <= @upTo`,
   /** Earliest bucket with pending work that is not fully staged (for the watcher's sleep). */
   nextUnstagedBucket: `SELECT min(c.bucket) AS bucket FROM bucket_counts c
