@@ -26,7 +26,14 @@ export async function drainWithScheduler(
   expected: number,
   label: string,
 ): Promise<DrainRun> {
-  const log = new FiredLog(Math.max(1, Math.floor(expected / 10)));
+  // Every job these runs fire carries a distinct payload number from 0 to `expected`.
+  const log = new FiredLog(Math.max(1, Math.floor(expected / 10)), {
+    of: (job) => {
+      const n = (job.payload as { n?: unknown } | null)?.n;
+      return typeof n === "number" && Number.isInteger(n) ? n : null;
+    },
+    capacity: expected + 1,
+  });
   const store = new SqliteStore({ path });
   const calls = new StoreCalls(store);
   const scheduler = new Scheduler({ store });
