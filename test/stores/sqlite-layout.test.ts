@@ -139,6 +139,102 @@ describe("SQLite layout", () => {
     }
   });
 
+  it("claims a job retried after its bucket was staged around it once, and not before its new time", async () => {
+    const store = new SqliteStore({ path: join(dir.path, "stale-entry.db") });
+    try {
+      const at = (ms: number) => ({ ...newJobs(1)[0]!, dueAt: T0 + ms, bucket: T0 });
+      const ids = createIdGenerator(() => T0 + 1);
+      const fill = Array.from({ length: 10 }, (_, i) => ({ ...at(3_000_000 + i), id: ids() }));
+      await store.jobsInsert({ jobs: fill, now: T0 });
+      // half the bucket staged; J is written into it (straight into hot) and claimed
+      await store.bucketsStage({ until: T0 + HOUR, maxRows: 5 });
+      const j = { ...at(2000), id: ids() };
+      await store.jobsInsert({ jobs: [j], now: T0 });
+      const [first] = await store.jobsClaimDue({
+        now: T0 + 2000,
+        dueBefore: T0 + 2000,
+        limit: 100,
+        leaseMs: 60_000,
+        owner: "n",
+      });
+      expect(first).toMatchObject({ id: j.id, fence: 1 });
+      // the rest of the bucket is staged, J's row with it; then J fails and retries at +3000
+      await store.bucketsStage({ until: T0 + HOUR, maxRows: 100 });
+      await store.jobsSettle({
+        now: T0 + 2100,
+        settlements: [
+          {
+            id: j.id,
+            fence: 1,
+            firedAt: T0 + 2050,
+            outcome: "retry",
+            retryAt: T0 + 3000,
+            bucket: T0,
+            error: "x",
+          },
+        ],
+      });
+      const claimAt = (now: number) =>
+        store.jobsClaimDue({ now, dueBefore: now, limit: 2, leaseMs: 60_000, owner: "n" });
+      expect(await claimAt(T0 + 2500)).toEqual([]);
+      const again = await claimAt(T0 + 5000);
+      expect(again.map((x) => [x.id, x.fence, x.dueAt])).toEqual([[j.id, 2, T0 + 3000]]);
+      const counts = await store.jobsCountByStatus({});
+      expect([counts.pending, counts.claimed]).toEqual([10, 1]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("puts a job back into hot directly in a past bucket whose staging row was pruned", async () => {
+    const store = new SqliteStore({ path: join(dir.path, "pruned.db") });
+    try {
+      await store.jobsInsert({ jobs: newJobs(300), now: T0 });
+      const now = T0 + 3 * HOUR;
+      await store.bucketsStage({ until: now, maxRows: 1000 });
+      const claimed = await store.jobsClaimDue({
+        now,
+        dueBefore: now,
+        limit: 1000,
+        leaseMs: 60_000,
+        owner: "n",
+      });
+      const [kept, ...rest] = claimed;
+      await store.jobsSettle({
+        now,
+        settlements: rest.map((x) => ({
+          id: x.id,
+          fence: x.fence,
+          firedAt: now,
+          outcome: "succeeded" as const,
+          result: null,
+        })),
+      });
+      await store.bucketsStage({ until: now, maxRows: 1000 });
+      const stagingRows = () =>
+        store.connection.prepare(`SELECT count(*) FROM bucket_staging`).pluck().get();
+      expect(stagingRows()).toBe(0);
+      await store.jobsSettle({
+        now,
+        settlements: [{ id: kept!.id, fence: kept!.fence, firedAt: now, outcome: "release" }],
+      });
+      // nothing to stage again: the released job went into hot, not its 300-row bucket
+      expect(await store.bucketsStage({ until: now, maxRows: 1000 })).toMatchObject({ rows: 0 });
+      const hot = store.connection.prepare(`SELECT count(*) FROM hot`).pluck().get();
+      expect(hot).toBe(1);
+      const back = await store.jobsClaimDue({
+        now,
+        dueBefore: now,
+        limit: 10,
+        leaseMs: 60_000,
+        owner: "n",
+      });
+      expect(back.map((x) => x.id)).toEqual([kept!.id]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("opens a file of layout version 1 with every job in the state it had", async () => {
     const path = join(dir.path, "v1.db");
     const v1 = new Database(path);

@@ -68,7 +68,7 @@ const cases: [string, string, Record<string, unknown> | unknown[], RegExp][] = [
   [
     "claim: read the named rows by seq",
     SQL.claimRead,
-    { seqs },
+    { entries: "[[1, 1], [2, 2]]" },
     /SEARCH j USING INTEGER PRIMARY KEY \(rowid=\?\)/,
   ],
   [

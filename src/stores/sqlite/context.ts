@@ -44,7 +44,12 @@ export class SqliteContext {
    * being staged; otherwise staging will find it through jobs_bucket.
    */
   placeInHot(r: { seq: number; bucket: number; due_at: number }): void {
-    if (this.s.stagingGet.get(r.bucket) !== undefined) this.s.hotInsert.run(r.due_at, r.seq);
+    if (this.isStaged(r.bucket)) this.s.hotInsert.run(r.due_at, r.seq);
+  }
+
+  /** Whether a bucket is staged or being staged (see bucketIsStaged in statements.ts). */
+  isStaged(bucket: number): boolean {
+    return this.s.bucketIsStaged.get({ bucket }) !== undefined;
   }
 
   /** Writes the counter changes gathered in this transaction. */

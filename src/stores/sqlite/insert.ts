@@ -53,7 +53,7 @@ export function insertJobs(
     if (j.key !== null) ctx.s.liveKeySet.run(j.tenant, j.key, seq);
     let isStaged = staged.get(j.bucket);
     if (isStaged === undefined) {
-      isStaged = ctx.s.stagingGet.get(j.bucket) !== undefined;
+      isStaged = ctx.isStaged(j.bucket);
       staged.set(j.bucket, isStaged);
     }
     if (isStaged) ctx.s.hotInsert.run(j.dueAt, seq);

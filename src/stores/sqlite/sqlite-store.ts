@@ -142,22 +142,27 @@ export class SqliteStore implements Store {
   async jobsClaimDue(params: ClaimParams): Promise<Job[]> {
     return this.ctx.write(() => {
       const rows: JobTuple[] = [];
-      // Entries of jobs no longer pending (cancelled before staging, say) are dropped by
-      // claimRead; read on until the batch is full or nothing due is left.
+      const taken = new Set<number>();
+      // Entries of jobs no longer pending or no longer due then (cancelled, moved or retried
+      // since they were staged) are dropped by claimRead; read on until the batch is full,
+      // nothing due is left, or a bounded number of entries has been read.
+      const maxRead = Math.max(4 * params.limit, 2000);
+      let read = 0;
       for (;;) {
         const want = params.limit - rows.length;
-        const prefix = this.s.hotDuePrefix.all(params.dueBefore, want) as {
-          due_at: number;
-          seq: number;
-        }[];
+        const prefix = this.s.hotDuePrefix.all(params.dueBefore, want) as [number, number][];
         const last = prefix[prefix.length - 1];
         if (!last) break;
-        this.s.hotDeletePrefix.run(last.due_at, last.seq);
-        const found = this.s.claimRead.all({
-          seqs: JSON.stringify(prefix.map((p) => p.seq)),
-        }) as JobTuple[];
-        for (const r of found) rows.push(r);
-        if (prefix.length < want || found.length === prefix.length) break;
+        this.s.hotDeletePrefix.run(last[0], last[1]);
+        read += prefix.length;
+        const found = this.s.claimRead.all({ entries: JSON.stringify(prefix) }) as JobTuple[];
+        for (const r of found) {
+          const seq = rowSeq(r);
+          if (taken.has(seq)) continue;
+          taken.add(seq);
+          rows.push(r);
+        }
+        if (prefix.length < want || found.length === prefix.length || read >= maxRead) break;
       }
       if (rows.length === 0) return [];
       const lease = {

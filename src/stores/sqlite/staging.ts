@@ -1,4 +1,5 @@
 import type { StageResult } from "../../store/store.js";
+import { bucketOf } from "../../core/buckets.js";
 import type { SqliteContext } from "./context.js";
 
 /**
@@ -15,7 +16,12 @@ export function stageBuckets(ctx: SqliteContext, until: number, maxRows: number)
   const stageChunk = (budget: number): number | null =>
     ctx.write(() => {
       const next = ctx.s.stageNextBucket.get(until) as { bucket: number } | undefined;
-      if (!next) return null;
+      if (!next) {
+        // Every bucket up to `until` is staged (or empty): raise the mark in the same
+        // transaction as the check, so a job written into one of them goes to hot directly.
+        ctx.s.stagedThroughRaise.run({ bucket: bucketOf(until, ctx.bucketWidthMs) });
+        return null;
+      }
       const bucket = next.bucket;
       const state = ctx.s.stagingGet.get(bucket) as { cursor: number } | undefined;
       const after = state?.cursor ?? 0;
@@ -26,7 +32,11 @@ export function stageBuckets(ctx: SqliteContext, until: number, maxRows: number)
       // what it copied. The cursor of a finished bucket no longer matters.
       rows += end ? budget : copied;
       ctx.s.stagingSet.run(bucket, end ? end.seq : after, end ? 0 : 1);
-      if (!end) buckets++;
+      if (!end) {
+        // The oldest bucket left is done: every bucket up to it is staged.
+        ctx.s.stagedThroughRaise.run({ bucket });
+        buckets++;
+      }
       return bucket;
     });
   for (;;) {
@@ -35,8 +45,7 @@ export function stageBuckets(ctx: SqliteContext, until: number, maxRows: number)
     if (bucket === null) break;
     if (budget <= 0) return { rows, buckets, done: false, unstagedFrom: bucket };
   }
-  ctx.s.stagingMarkEmpty.run({ b: Math.floor(until / ctx.bucketWidthMs) * ctx.bucketWidthMs });
-  ctx.s.stagingPrune.run(until - 2 * ctx.bucketWidthMs);
+  ctx.s.stagingPrune.run();
   return { rows, buckets, done: true, unstagedFrom: null };
 }
 

@@ -42,6 +42,9 @@ const JOB_COLUMNS = JOB_COLUMN_NAMES.map((name) => JOB_EXPRESSIONS[name]).join("
 const JOB_SELECT = `SELECT ${JOB_COLUMNS} FROM jobs j
   LEFT JOIN claims c ON c.id = j.id
   LEFT JOIN finished f ON f.due_at = j.due_at AND f.id = j.id`;
+/** The staged-through mark (see bucketIsStaged), or the smallest integer when unset. */
+const STAGED_THROUGH = `coalesce((SELECT CAST(value AS INTEGER) FROM meta
+    WHERE name = 'staged_through'), -9223372036854775808)`;
 /** A pending job's row needs no claim or outcome columns: plain columns of jobs. */
 const PENDING_COLUMNS = JOB_COLUMN_NAMES.map((name) => {
   if (name === "status") return "'pending'";
@@ -79,21 +82,23 @@ export const SQL = {
   /** Unique index on id. */
   jobById: `${JOB_SELECT} WHERE j.id = ?`,
 
-  /** Primary key of bucket_staging: is this bucket (being) copied into hot? */
+  /** Primary key of bucket_staging: how far this bucket has been copied into hot. */
   stagingGet: `SELECT cursor, done FROM bucket_staging WHERE bucket = ?`,
+  /**
+   * Is this bucket staged (or being staged)? Yes when it is at or before the staged-through
+   * mark (every bucket up to it has been copied into hot, oldest first) or has a staging
+   * row. A job that becomes pending in such a bucket goes into hot directly.
+   */
+  bucketIsStaged: `SELECT 1 AS staged WHERE @bucket <= ${STAGED_THROUGH}
+    OR EXISTS (SELECT 1 FROM bucket_staging WHERE bucket = @bucket)`,
+  /** Raises the staged-through mark (never lowers it). */
+  stagedThroughRaise: `INSERT INTO meta (name, value) VALUES ('staged_through', CAST(@bucket AS TEXT))
+    ON CONFLICT (name) DO UPDATE SET value = excluded.value
+    WHERE CAST(meta.value AS INTEGER) < CAST(excluded.value AS INTEGER)`,
   stagingSet: `INSERT INTO bucket_staging (bucket, cursor, done) VALUES (?, ?, ?)
     ON CONFLICT (bucket) DO UPDATE SET cursor = excluded.cursor, done = excluded.done`,
-  /**
-   * Marks an empty bucket as staged so later writes into it go straight to hot. Atomic with
-   * the emptiness check, so a concurrent insert is either counted (and staged next pass) or
-   * sees the mark.
-   */
-  stagingMarkEmpty: `INSERT OR IGNORE INTO bucket_staging (bucket, cursor, done)
-    SELECT @b, 0, 1 WHERE NOT EXISTS (SELECT 1 FROM bucket_counts WHERE bucket = @b AND pending > 0)`,
-  /** Forget staging of long-past buckets that hold no pending work (keeps the table tiny). */
-  stagingPrune: `DELETE FROM bucket_staging
-    WHERE done = 1 AND bucket < ?
-      AND NOT EXISTS (SELECT 1 FROM bucket_counts c WHERE c.bucket = bucket_staging.bucket)`,
+  /** Forget staging rows the staged-through mark covers (keeps the table tiny). */
+  stagingPrune: `DELETE FROM bucket_staging WHERE done = 1 AND bucket <= ${STAGED_THROUGH}`,
 
   /** Hot index: primary key (due_at, seq). OR IGNORE: staging and a direct write may race. */
   hotInsert: `INSERT OR IGNORE INTO hot (due_at, seq) VALUES (?, ?)`,
@@ -106,11 +111,13 @@ export const SQL = {
   hotEarliest: `SELECT min(due_at) AS due_at FROM hot`,
 
   /**
-   * The claim, read side: the rows whose seqs the hot prefix named, still pending (no claim,
-   * no outcome). Reads only: the jobs rows are not written.
+   * The claim, read side: the jobs the hot entries name ([due_at, seq] pairs), each still
+   * pending and still due when its entry says (an entry left behind by a job that has since
+   * moved, been retried or finished is dropped). Reads only: the jobs rows are not written.
    */
-  claimRead: `SELECT ${PENDING_COLUMNS} FROM jobs j
-    WHERE j.seq IN (SELECT value FROM json_each(@seqs)) AND ${IS_PENDING}`,
+  claimRead: `SELECT ${PENDING_COLUMNS} FROM json_each(@entries) e
+    CROSS JOIN jobs j ON j.seq = e.value ->> 1 AND j.due_at = e.value ->> 0
+    WHERE ${IS_PENDING}`,
   /**
    * The claim, write side: a lease row per job just read, with the next fencing token,
    * attempt and version. Appends to a table as small as the work in flight.
@@ -123,7 +130,7 @@ export const SQL = {
 
   /** Earliest bucket, at or before @until, holding pending work not yet fully staged. */
   stageNextBucket: `SELECT c.bucket AS bucket FROM bucket_counts c
-    WHERE c.bucket <= ? AND c.pending > 0
+    WHERE c.bucket <= ? AND c.bucket > ${STAGED_THROUGH} AND c.pending > 0
       AND NOT EXISTS (SELECT 1 FROM bucket_staging s WHERE s.bucket = c.bucket AND s.done = 1)
     ORDER BY c.bucket LIMIT 1`,
   /**
@@ -143,7 +150,7 @@ export const SQL = {
     WHERE bucket = @bucket AND seq > @after AND seq <= @upTo`,
   /** Earliest bucket with pending work that is not fully staged (for the watcher's sleep). */
   nextUnstagedBucket: `SELECT min(c.bucket) AS bucket FROM bucket_counts c
-    WHERE c.pending > 0
+    WHERE c.pending > 0 AND c.bucket > ${STAGED_THROUGH}
       AND NOT EXISTS (SELECT 1 FROM bucket_staging s WHERE s.bucket = c.bucket AND s.done = 1)`,
 
   /** The claim a settlement names: by id, only while claimed under the same fencing token. */
@@ -258,8 +265,12 @@ export const SQL = {
     ORDER BY f.due_at, f.id LIMIT @limit`,
 } as const;
 
-/** Statements returning JOB_COLUMNS, run in raw mode (rows as arrays, see rows.ts). */
+/**
+ * Statements run in raw mode (rows as arrays): those returning JOB_COLUMNS (see rows.ts),
+ * and the hot prefix, whose [due_at, seq] rows go back to claimRead as they are.
+ */
 export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
+  "hotDuePrefix",
   "jobByLiveKey",
   "jobById",
   "claimRead",
