@@ -111,7 +111,6 @@ const cases: [string, string, Record<string, unknown> | unknown[], RegExp][] = [
     /SEARCH live_keys USING PRIMARY KEY/,
   ],
   ["get by id", SQL.jobById, ["x"], /SEARCH j USING INDEX sqlite_autoindex_jobs_1 \(id=\?\)/],
-  ["cancel and reschedule: is it pending", SQL.pendingRow, ["x"], /sqlite_autoindex_jobs_1/],
   [
     "list: pending jobs of one bucket",
     SQL.listPendingInBucket,

@@ -186,9 +186,6 @@ export const SQL = {
       updated_at = @now
     WHERE seq = @seq`,
 
-  /** Cancel and reschedule: only a pending job (no claim, no outcome). */
-  pendingRow: `SELECT j.seq AS seq, j.version AS version FROM jobs j
-    WHERE j.id = ? AND ${IS_PENDING}`,
   /** Reschedule: the jobs row of a pending job (checked just before, in the same transaction). */
   jobReschedule: `UPDATE jobs SET due_at = @dueAt, bucket = @bucket, version = version + 1,
       updated_at = @now
