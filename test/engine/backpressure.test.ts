@@ -8,30 +8,45 @@ afterEach(async () => {
   await h?.close();
 });
 
+/** Handler "t" that waits until released; counts the jobs it finished. */
+function gatedHandler(harness: ReturnType<typeof makeHarness>) {
+  const waiting: (() => void)[] = [];
+  const gate = {
+    fired: 0,
+    releaseAll: () => waiting.splice(0).forEach((r) => r()),
+  };
+  harness.scheduler.handle("t", async () => {
+    await new Promise<void>((r) => waiting.push(r));
+    gate.fired++;
+  });
+  return gate;
+}
+
+/** Sizes of the non-empty claims the store makes from now on. */
+function recordClaims(harness: ReturnType<typeof makeHarness>): number[] {
+  const claims: number[] = [];
+  const claim = harness.store.jobsClaimDue.bind(harness.store);
+  harness.store.jobsClaimDue = async (p) => {
+    const jobs = await claim(p);
+    if (jobs.length > 0) claims.push(jobs.length);
+    return jobs;
+  };
+  return claims;
+}
+
 describe("backpressure (maxHeld)", () => {
   it("after claiming stops at maxHeld it resumes with full batches, not a claim per freed slot", async () => {
     h = makeHarness({ maxHeld: 10, claimBatchSize: 4, concurrency: 1 });
-    const release: (() => void)[] = [];
-    let fired = 0;
-    h.scheduler.handle("t", async () => {
-      await new Promise<void>((r) => release.push(r));
-      fired++;
-    });
+    const gate = gatedHandler(h);
     await h.scheduler.scheduleMany(Array.from({ length: 30 }, () => ({ dueAt: T0, target: "t" })));
-    const claims: number[] = [];
+    const claims = recordClaims(h);
     let peak = 0;
-    const claim = h.store.jobsClaimDue.bind(h.store);
-    h.store.jobsClaimDue = async (p) => {
-      const jobs = await claim(p);
-      if (jobs.length > 0) claims.push(jobs.length);
-      return jobs;
-    };
     h.scheduler.start();
     await h.clock.advance(1);
     // two batches fit under maxHeld; a third would not, so claiming stops at 8 held
     expect(claims).toEqual([4, 4]);
-    while (fired < 30) {
-      release.splice(0).forEach((r) => r());
+    while (gate.fired < 30) {
+      gate.releaseAll();
       await h.clock.advance(1);
       peak = Math.max(peak, (await h.scheduler.stats()).inFlight);
     }
@@ -43,24 +58,13 @@ describe("backpressure (maxHeld)", () => {
 
   it("with maxHeld below the claim batch size, claims up to maxHeld once nothing is held", async () => {
     h = makeHarness({ maxHeld: 3, claimBatchSize: 500, concurrency: 1 });
-    const release: (() => void)[] = [];
-    let fired = 0;
-    h.scheduler.handle("t", async () => {
-      await new Promise<void>((r) => release.push(r));
-      fired++;
-    });
+    const gate = gatedHandler(h);
     await h.scheduler.scheduleMany(Array.from({ length: 7 }, () => ({ dueAt: T0, target: "t" })));
-    const claims: number[] = [];
-    const claim = h.store.jobsClaimDue.bind(h.store);
-    h.store.jobsClaimDue = async (p) => {
-      const jobs = await claim(p);
-      if (jobs.length > 0) claims.push(jobs.length);
-      return jobs;
-    };
+    const claims = recordClaims(h);
     h.scheduler.start();
-    while (fired < 7) {
+    while (gate.fired < 7) {
       await h.clock.advance(1);
-      release.splice(0).forEach((r) => r());
+      gate.releaseAll();
     }
     expect(claims).toEqual([3, 3, 1]);
   });
