@@ -134,7 +134,7 @@ export async function pollCost(sizes: Sizes): Promise<BenchResult> {
     ],
     notes: [
       "rows examined: (a)/(b) rows the plan visited; (c) hot entries read plus jobs rows claimed",
-      "jobsClaimDue is the whole claim (read, delete from hot, conditional update of 100 rows, counters), rolled back after each poll",
+      "jobsClaimDue is the whole claim (read, delete from hot, pending check and lease rows for 100 jobs, counters), rolled back after each poll",
       "(b), (c) and the floor: median of timing rounds that alternate between the backlog sizes; (a): mean of at least 3 polls",
     ],
   };

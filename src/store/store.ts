@@ -47,7 +47,7 @@ export interface Store {
 
   /**
    * Claims up to `limit` pending jobs due at or before `dueBefore`, oldest first: a
-   * conditional update from pending to claimed that sets the lease (`owner`, `now + leaseMs`)
+   * conditional change from pending to claimed that sets the lease (`owner`, `now + leaseMs`)
    * and bumps the fencing token and attempts. Jobs are returned in due order.
    */
   jobsClaimDue(params: ClaimParams): Promise<Job[]>;
