@@ -1,23 +1,11 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
-import {
-  dropCreatedSchemas,
-  freshSchema,
-  startPostgres,
-  type PostgresServer,
-} from "../support/postgres-server.js";
+import { freshSchema, usePostgresServer } from "../support/postgres-server.js";
 import { insertAll, jobMaker } from "./helpers.js";
 
 const T0 = Date.UTC(2026, 6, 1, 9, 0, 0);
 
-let server: PostgresServer;
-beforeAll(async () => {
-  server = await startPostgres();
-});
-afterAll(async () => {
-  if (server) await dropCreatedSchemas(server.url);
-  await server?.stop();
-});
+const pg = usePostgresServer();
 
 /** Several stores (one pool each, as several nodes would have) on one schema. */
 describe("postgres: several nodes on one database", () => {
@@ -27,7 +15,7 @@ describe("postgres: several nodes on one database", () => {
     schema = freshSchema("multi");
     nodes = [];
     for (let i = 0; i < 3; i++) {
-      nodes.push(await PostgresStore.open({ url: server.url, schema, poolSize: 4 }));
+      nodes.push(await PostgresStore.open({ url: pg.url, schema, poolSize: 4 }));
     }
   });
   afterEach(async () => {

@@ -1,32 +1,20 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PartitionMaintenance } from "../../src/stores/postgres/partition-maintenance.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
-import {
-  dropCreatedSchemas,
-  freshSchema,
-  startPostgres,
-  type PostgresServer,
-} from "../support/postgres-server.js";
+import { freshSchema, usePostgresServer } from "../support/postgres-server.js";
 import { fireAll, insertAll, jobMaker } from "./helpers.js";
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 3, 10); // a day bucket's start
 
-let server: PostgresServer;
-beforeAll(async () => {
-  server = await startPostgres();
-});
-afterAll(async () => {
-  if (server) await dropCreatedSchemas(server.url);
-  await server?.stop();
-});
+const pg = usePostgresServer();
 
 describe("postgres partitions", () => {
   let store: PostgresStore;
   beforeEach(async () => {
     store = await PostgresStore.open({
-      url: server.url,
+      url: pg.url,
       schema: freshSchema("parts"),
       onDemandAheadMs: 30 * DAY,
     });

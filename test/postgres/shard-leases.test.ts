@@ -1,26 +1,14 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
 import { jobMaker } from "./helpers.js";
 import { assignShards, ShardLeases } from "../../src/stores/postgres/shard-leases.js";
-import {
-  dropCreatedSchemas,
-  freshSchema,
-  startPostgres,
-  type PostgresServer,
-} from "../support/postgres-server.js";
+import { freshSchema, usePostgresServer } from "../support/postgres-server.js";
 
 const T0 = Date.UTC(2026, 5, 1, 8, 0, 0);
 const HB = 1000;
 const TTL = 3000;
 
-let server: PostgresServer;
-beforeAll(async () => {
-  server = await startPostgres();
-});
-afterAll(async () => {
-  if (server) await dropCreatedSchemas(server.url);
-  await server?.stop();
-});
+const pg = usePostgresServer();
 
 describe("assignShards", () => {
   it("is balanced and moves few shards when a node joins or leaves", () => {
@@ -42,7 +30,7 @@ describe("shard leases", () => {
   beforeEach(async () => {
     await store?.close();
     store = await PostgresStore.open({
-      url: server.url,
+      url: pg.url,
       schema: freshSchema("leases"),
       shardCount: 24,
     });
@@ -145,7 +133,7 @@ describe("shard leases", () => {
 describe("next due time per shard set", () => {
   it("reports the earliest due job of the given shards only", async () => {
     const store = await PostgresStore.open({
-      url: server.url,
+      url: pg.url,
       schema: freshSchema("nextdue"),
       shardCount: 8,
     });
