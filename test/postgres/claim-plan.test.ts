@@ -4,12 +4,7 @@ import { createIdGenerator, shardOf } from "../../src/core/ids.js";
 import type { NewJob } from "../../src/core/job.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
 import { statements } from "../../src/stores/postgres/statements.js";
-import {
-  dropCreatedSchemas,
-  freshSchema,
-  startPostgres,
-  type PostgresServer,
-} from "../support/postgres-server.js";
+import { freshSchema, usePostgresServer } from "../support/postgres-server.js";
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 5, 15, 12, 0, 0);
@@ -32,13 +27,13 @@ function walk(node: PlanNode, out: PlanNode[] = []): PlanNode[] {
  * live partitions read are those that can hold due rows (starting at or before dueBefore)
  * and the default one (read by its due-time index).
  */
+const pg = usePostgresServer();
+
 describe("postgres claim plan", () => {
-  let server: PostgresServer;
   let store: PostgresStore;
 
   beforeAll(async () => {
-    server = await startPostgres();
-    store = await PostgresStore.open({ url: server.url, schema: freshSchema("plan") });
+    store = await PostgresStore.open({ url: pg.url, schema: freshSchema("plan") });
     const newId = createIdGenerator(() => NOW);
     const batch: NewJob[] = [];
     const flush = async () => {
@@ -75,8 +70,6 @@ describe("postgres claim plan", () => {
 
   afterAll(async () => {
     await store?.close();
-    if (server) await dropCreatedSchemas(server.url);
-    await server?.stop();
   });
 
   async function plan(shards: number[] | null): Promise<PlanNode> {

@@ -5,12 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
-import {
-  dropCreatedSchemas,
-  freshSchema,
-  startPostgres,
-  type PostgresServer,
-} from "../support/postgres-server.js";
+import { freshSchema, usePostgresServer } from "../support/postgres-server.js";
 import { insertAll, jobMaker } from "./helpers.js";
 
 const worker = fileURLToPath(new URL("./node-worker.ts", import.meta.url));
@@ -18,17 +13,15 @@ const worker = fileURLToPath(new URL("./node-worker.ts", import.meta.url));
 const JOBS = Number(process.env.PG_CRASH_JOBS ?? 50_000);
 const WINDOW_MS = Number(process.env.PG_CRASH_WINDOW_MS ?? 20_000);
 
-let server: PostgresServer;
+// Registered first, so its stop runs after this file's own afterAll (hooks run as a stack).
+const pg = usePostgresServer();
 let dir: string;
-beforeAll(async () => {
-  server = await startPostgres();
+beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "duetime-pg-nodes-"));
 });
 const spawned: ChildProcess[] = [];
-afterAll(async () => {
+afterAll(() => {
   for (const p of spawned) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
-  if (server) await dropCreatedSchemas(server.url);
-  await server?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -40,7 +33,7 @@ interface Node {
 }
 
 function startNode(schema: string, id: string, log: string): Node {
-  const proc = spawn(process.execPath, ["--import", "tsx", worker, server.url, schema, id, log], {
+  const proc = spawn(process.execPath, ["--import", "tsx", worker, pg.url, schema, id, log], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   spawned.push(proc);
@@ -87,7 +80,7 @@ describe("postgres: scheduler processes sharing one database", () => {
   it(`fires ${JOBS} jobs due over ${WINDOW_MS / 1000} s on 3 nodes, one SIGKILLed midway, each once per claim`, async () => {
     const schema = freshSchema("nodes");
     const log = join(dir, "three.log");
-    const setup = await PostgresStore.open({ url: server.url, schema });
+    const setup = await PostgresStore.open({ url: pg.url, schema });
     const start = Date.now() + 3000;
     const job = jobMaker(setup, Date.now());
     const jobs = Array.from({ length: JOBS }, (_, i) =>
@@ -148,11 +141,11 @@ describe("postgres: scheduler processes sharing one database", () => {
   }, 180_000);
 
   it("rides out a PostgreSQL restart mid-run: nothing lost, no crash", async (ctx) => {
-    if (!server.owned) ctx.skip(); // PG_URL: not ours to restart
+    if (!pg.server.owned) ctx.skip(); // PG_URL: not ours to restart
     const schema = freshSchema("restart");
     const log = join(dir, "restart.log");
     const total = Math.min(JOBS, 10_000);
-    const setup = await PostgresStore.open({ url: server.url, schema });
+    const setup = await PostgresStore.open({ url: pg.url, schema });
     const start = Date.now() + 2000;
     const job = jobMaker(setup, Date.now());
     const jobs = Array.from({ length: total }, (_, i) =>
@@ -164,9 +157,9 @@ describe("postgres: scheduler processes sharing one database", () => {
     await until(() => nodes.every((n) => n.out.includes("started")), 30_000, "nodes to start");
     for (const n of nodes) expect(n.proc.exitCode).toBeNull();
     await until(() => firings(log).length >= total / 3, 60_000, "a third of the jobs");
-    await server.restart();
+    await pg.server.restart();
 
-    const check = await PostgresStore.open({ url: server.url, schema });
+    const check = await PostgresStore.open({ url: pg.url, schema });
     await until(
       async () => (await check.jobsCountByStatus({})).succeeded === total,
       90_000,
