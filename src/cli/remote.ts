@@ -35,6 +35,18 @@ export function remoteOf(cmd: Command): Remote | null {
   return { url: url.replace(/\/+$/, ""), key };
 }
 
+/**
+ * The server to talk to (as remoteOf), for a command that takes --tenant: with --url the API
+ * key decides the tenant, so a --tenant is refused by name.
+ */
+export function remoteWithoutTenant(cmd: Command, tenant: string | undefined): Remote | null {
+  const remote = remoteOf(cmd);
+  if (remote && tenant !== undefined) {
+    throw new InvalidJobError("--tenant", "no --tenant with --url (the API key decides)", tenant);
+  }
+  return remote;
+}
+
 /** An answer the command reports with an exit code (not-found, too-late...). */
 export class RemoteOutcome extends Error {
   constructor(

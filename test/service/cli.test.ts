@@ -103,6 +103,16 @@ describe("duetime keys", () => {
 });
 
 describe("the CLI as a client of duetime serve", () => {
+  it("refuses --tenant with --url on every command that takes it (the API key decides)", async () => {
+    for (const args of [["list"], ["stats"], ["show", "01X"], ["cancel", "01X"]]) {
+      const r = await cli([...args, "--url", url, "--api-key", key, "--tenant", "t"]);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stderr).toContain(
+        '--tenant: expected no --tenant with --url (the API key decides), received "t"',
+      );
+    }
+  });
+
   it("add, show, list, cancel and stats over HTTP with the same exit codes", async () => {
     const remote = ["--url", url, "--api-key", key];
     const add = await cli([

@@ -2,9 +2,8 @@ import type { Command } from "commander";
 import { EXIT } from "../errors.js";
 import { action, out, outJson, withScheduler } from "../context.js";
 import { iso } from "../format.js";
-import { callApi, remoteOf, RemoteOutcome } from "../remote.js";
+import { callApi, remoteWithoutTenant, RemoteOutcome, type Remote } from "../remote.js";
 import type { JobView } from "../../service/job-input.js";
-import { InvalidJobError } from "../../core/errors.js";
 
 /** `duetime cancel <id>`: cancels a pending job, with a definite outcome. */
 export function registerCancel(program: Command): void {
@@ -16,15 +15,8 @@ export function registerCancel(program: Command): void {
     .option("--json", "print the outcome as JSON")
     .action(
       action(async (id: string, o: { tenant?: string; json?: boolean }, cmd: Command) => {
-        const remote = remoteOf(cmd);
+        const remote = remoteWithoutTenant(cmd, o.tenant);
         if (remote) {
-          if (o.tenant !== undefined) {
-            throw new InvalidJobError(
-              "--tenant",
-              "no --tenant with --url (the API key decides)",
-              o.tenant,
-            );
-          }
           return remoteCancel(remote, id, o.json === true);
         }
         const r = await withScheduler(cmd, (s) =>
@@ -52,11 +44,7 @@ export function registerCancel(program: Command): void {
     );
 }
 
-async function remoteCancel(
-  remote: NonNullable<ReturnType<typeof remoteOf>>,
-  id: string,
-  json: boolean,
-): Promise<number> {
+async function remoteCancel(remote: Remote, id: string, json: boolean): Promise<number> {
   try {
     const r = await callApi<{ outcome: string; job: JobView }>(
       remote,

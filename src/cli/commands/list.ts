@@ -5,7 +5,7 @@ import { InvalidJobError } from "../../core/errors.js";
 import { EXIT } from "../errors.js";
 import { action, out, outJson, parseIntFlag, resolveTimeZone, withScheduler } from "../context.js";
 import { attemptsText, formatInZone, plural, table } from "../format.js";
-import { callApi, listPath, remoteOf } from "../remote.js";
+import { callApi, listPath, remoteWithoutTenant } from "../remote.js";
 import type { JobView } from "../../service/job-input.js";
 
 interface ListOptions {
@@ -35,15 +35,8 @@ export function registerList(program: Command): void {
     .action(
       action(async (o: ListOptions, cmd: Command) => {
         const timeZone = resolveTimeZone(o.tz);
-        const remote = remoteOf(cmd);
+        const remote = remoteWithoutTenant(cmd, o.tenant);
         if (remote) {
-          if (o.tenant !== undefined) {
-            throw new InvalidJobError(
-              "--tenant",
-              "no --tenant with --url (the API key decides)",
-              o.tenant,
-            );
-          }
           const page = await callApi<{ jobs: JobView[]; nextCursor: string | null }>(
             remote,
             "GET",

@@ -2,9 +2,8 @@ import type { Command } from "commander";
 import { EXIT } from "../errors.js";
 import { action, out, outJson, resolveTimeZone, withScheduler } from "../context.js";
 import { describeJob } from "../format.js";
-import { callApi, describeJobView, remoteOf, RemoteOutcome } from "../remote.js";
+import { callApi, describeJobView, remoteWithoutTenant, RemoteOutcome } from "../remote.js";
 import type { JobView } from "../../service/job-input.js";
-import { InvalidJobError } from "../../core/errors.js";
 
 /** `duetime show <id>`: one job, every field. */
 export function registerShow(program: Command): void {
@@ -19,15 +18,8 @@ export function registerShow(program: Command): void {
       action(
         async (id: string, o: { tenant?: string; tz?: string; json?: boolean }, cmd: Command) => {
           const timeZone = resolveTimeZone(o.tz);
-          const remote = remoteOf(cmd);
+          const remote = remoteWithoutTenant(cmd, o.tenant);
           if (remote) {
-            if (o.tenant !== undefined) {
-              throw new InvalidJobError(
-                "--tenant",
-                "no --tenant with --url (the API key decides)",
-                o.tenant,
-              );
-            }
             try {
               const r = await callApi<{ job: JobView }>(
                 remote,

@@ -12,8 +12,7 @@ import {
   plural,
   table,
 } from "../format.js";
-import { callApi, remoteOf, type Remote } from "../remote.js";
-import { InvalidJobError } from "../../core/errors.js";
+import { callApi, remoteWithoutTenant, type Remote } from "../remote.js";
 
 interface StatsOptions {
   buckets?: string;
@@ -40,15 +39,8 @@ export function registerStats(program: Command): void {
       action(async (o: StatsOptions, cmd: Command) => {
         const timeZone = resolveTimeZone(o.tz);
         const buckets = parseIntFlag(o.buckets, "--buckets", 1, 10_000)!;
-        const remote = remoteOf(cmd);
+        const remote = remoteWithoutTenant(cmd, o.tenant);
         if (remote) {
-          if (o.tenant !== undefined) {
-            throw new InvalidJobError(
-              "--tenant",
-              "no --tenant with --url (the API key decides)",
-              o.tenant,
-            );
-          }
           return remoteStats(remote, buckets, timeZone, o.json === true);
         }
         const tenant = o.tenant === undefined ? {} : { tenant: o.tenant };
