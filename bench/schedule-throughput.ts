@@ -32,8 +32,6 @@ export async function scheduleThroughput(sizes: Sizes): Promise<BenchResult> {
       target: "noop",
       payload: { n: i },
     }));
-  const bulkInputs = inputs(sizes.scheduleBulk);
-  const oneInputs = inputs(sizes.scheduleOne);
 
   const base = scratchCopy(path, "schedule-baseline");
   const copy = scratchCopy(path, "schedule");
@@ -41,36 +39,39 @@ export async function scheduleThroughput(sizes: Sizes): Promise<BenchResult> {
   const store = new SqliteStore({ path: copy.path });
   const scheduler = new Scheduler({ store });
   const raw = new RawInsert(baseStore);
-  const bulkRows = raw.rows(bulkInputs);
-  const oneRows = raw.rows(oneInputs);
   const time = { bulk: 0, baseBulk: 0, one: 0, baseOne: 0 };
   try {
-    const p = new Progress("scheduleMany and raw insert, interleaved", bulkInputs.length);
-    for (let i = 0; i < bulkInputs.length; i += BATCH) {
+    // Each chunk's jobs are built just before it is timed (outside the timings): holding all
+    // of them for the whole run would make every garbage collection of the timed calls
+    // walk a heap of a million objects that belong to the benchmark, not to duetime.
+    const p = new Progress("scheduleMany and raw insert, interleaved", sizes.scheduleBulk);
+    for (let i = 0; i < sizes.scheduleBulk; i += BATCH) {
+      const chunk = inputs(Math.min(BATCH, sizes.scheduleBulk - i));
+      const rows = raw.rows(chunk);
       let t = performance.now();
-      raw.batch(bulkRows.slice(i, i + BATCH));
+      raw.batch(rows);
       time.baseBulk += performance.now() - t;
-      const chunk = bulkInputs.slice(i, i + BATCH);
       t = performance.now();
       await scheduler.scheduleMany(chunk);
       time.bulk += performance.now() - t;
-      p.update(i + BATCH);
+      p.update(i + chunk.length);
     }
     p.done();
-    const q = new Progress("schedule and raw insert, one at a time", oneInputs.length);
-    for (let i = 0; i < oneInputs.length; i += ONE_CHUNK) {
+    const q = new Progress("schedule and raw insert, one at a time", sizes.scheduleOne);
+    for (let i = 0; i < sizes.scheduleOne; i += ONE_CHUNK) {
+      const chunk = inputs(Math.min(ONE_CHUNK, sizes.scheduleOne - i));
+      const rows = raw.rows(chunk);
       let t = performance.now();
-      for (const r of oneRows.slice(i, i + ONE_CHUNK)) raw.one(r);
+      for (const r of rows) raw.one(r);
       time.baseOne += performance.now() - t;
-      const chunk = oneInputs.slice(i, i + ONE_CHUNK);
       t = performance.now();
       for (const input of chunk) await scheduler.schedule(input);
       time.one += performance.now() - t;
-      q.update(i + ONE_CHUNK);
+      q.update(i + chunk.length);
     }
     q.done();
     const counts = await store.jobsCountByStatus({});
-    const expected = sizes.backlog + bulkInputs.length + oneInputs.length;
+    const expected = sizes.backlog + sizes.scheduleBulk + sizes.scheduleOne;
     if (counts.pending !== expected) {
       throw new Error(`schedule-throughput: ${counts.pending} pending, expected ${expected}`);
     }
@@ -81,10 +82,10 @@ export async function scheduleThroughput(sizes: Sizes): Promise<BenchResult> {
     base.remove();
   }
   const perSec = (n: number, ms: number): number => n / (ms / 1000);
-  const bulk = perSec(bulkInputs.length, time.bulk);
-  const baseBulk = perSec(bulkInputs.length, time.baseBulk);
-  const one = perSec(oneInputs.length, time.one);
-  const baseOne = perSec(oneInputs.length, time.baseOne);
+  const bulk = perSec(sizes.scheduleBulk, time.bulk);
+  const baseBulk = perSec(sizes.scheduleBulk, time.baseBulk);
+  const one = perSec(sizes.scheduleOne, time.one);
+  const baseOne = perSec(sizes.scheduleOne, time.baseOne);
 
   return {
     name: "schedule-throughput",

@@ -3,6 +3,9 @@ import { InvalidOptionError } from "../../core/errors.js";
 import { MIGRATIONS } from "./migrations.js";
 import { SQL } from "./statements.js";
 
+/** Bytes a WAL file is trimmed to when it starts over (twice the checkpointer's restart size). */
+const WAL_SIZE_LIMIT = 128 * 1024 * 1024;
+
 /** An open, migrated database and the settings it was created with. */
 export interface OpenedDatabase {
   readonly db: Database.Database;
@@ -32,6 +35,8 @@ export function openDatabase(o: {
     db.pragma(`cache_size = -${o.cacheMiB * 1024}`);
     db.pragma("temp_store = MEMORY");
     if (o.checkpointElsewhere) db.pragma("wal_autocheckpoint = 0");
+    // When the WAL starts over, trim a file that a burst of writes grew past this size.
+    db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
     migrate(db);
     return {
       db,
