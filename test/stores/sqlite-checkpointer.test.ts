@@ -1,4 +1,4 @@
-import { openSync, readSync, closeSync } from "node:fs";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
@@ -20,6 +20,8 @@ function walSequence(path: string): number {
   }
 }
 
+const MiB = 1024 * 1024;
+
 describe("SQLite checkpointer", () => {
   it("starts the WAL over again and again under sustained writes, instead of growing it", async () => {
     const path = join(dir.path, "busy.db");
@@ -28,29 +30,52 @@ describe("SQLite checkpointer", () => {
     db.pragma("synchronous = NORMAL");
     db.pragma("wal_autocheckpoint = 0");
     db.pragma("busy_timeout = 5000");
-    db.exec("CREATE TABLE t (x BLOB)");
-    const insert = db.prepare("INSERT INTO t (x) VALUES (randomblob(3000))");
-    insert.run();
+    // Updates of random rows over some 2,500 pages: each pass has thousands of pages to
+    // copy back and sync, so it never finishes between two commits (one page, as a single
+    // hot row would be, is copied in the gap and lets the WAL start over by itself).
+    db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, x BLOB)");
+    db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50000)
+      INSERT INTO t (id, x) SELECT i, zeroblob(150) FROM n`);
+    const update = db.prepare(
+      "UPDATE t SET x = randomblob(150) WHERE id = 1 + abs(random() % 50000)",
+    );
     const first = walSequence(path);
-    const checkpointer = new Checkpointer(path, {
-      intervalMs: 10,
-      restartFrames: 256,
-      restartBacklog: 256,
-    });
+    const checkpointer = new Checkpointer(path, { intervalMs: 10, restartFrames: 256 });
+    let walMax = 0;
+    let sequence = first;
     try {
       // A writer that never pauses (a PASSIVE checkpoint alone never catches it, so the WAL
-      // would only ever grow), yielding to the event loop as a real one does. Bounded: 20 s.
+      // would only ever grow), yielding to the event loop as a real one does. Bounded: 20 s
+      // and 256 MiB of WAL.
       const deadline = performance.now() + 20_000;
-      while (walSequence(path) < first + 3 && performance.now() < deadline) {
-        for (let i = 0; i < 100; i++) insert.run();
+      while (sequence < first + 3 && performance.now() < deadline) {
+        for (let i = 0; i < 100; i++) update.run();
+        sequence = walSequence(path);
+        walMax = Math.max(walMax, statSync(`${path}-wal`).size);
+        if (walMax > 256 * MiB) break;
         await new Promise((r) => setImmediate(r));
       }
-      // the WAL started over three times while the writes went on
-      expect(walSequence(path)).toBeGreaterThanOrEqual(first + 3);
-      expect(db.prepare("SELECT count(*) FROM t").pluck().get()).toBeGreaterThan(1);
     } finally {
       await checkpointer.stop();
       db.close();
+    }
+    // the WAL started over three times while the writes went on, and never grew large
+    expect(sequence).toBeGreaterThanOrEqual(first + 3);
+    expect(walMax).toBeLessThan(256 * MiB);
+  });
+
+  it("stops at once when its worker has already died", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on("warning", onWarning);
+    try {
+      // the worker cannot open a file in a directory that does not exist, and exits
+      const checkpointer = new Checkpointer(join(dir.path, "missing", "x.db"));
+      await expect.poll(() => warnings.length, { timeout: 10_000 }).toBeGreaterThan(0);
+      expect(warnings[0]).toMatch(/^duetime checkpointer stopped: /);
+      await checkpointer.stop(); // resolves: it used to wait forever for an exit already past
+    } finally {
+      process.off("warning", onWarning);
     }
   });
 });

@@ -5,11 +5,17 @@ import { Worker } from "node:worker_threads";
 export interface CheckpointerOptions {
   /** How often to look for new commits, in ms. Default 500. */
   readonly intervalMs?: number;
-  /** WAL frames (pages) left after a PASSIVE pass that trigger a RESTART. Default 16,384 (64 MiB of 4 KiB pages). */
+  /** WAL size, in frames (pages), from which a pass is followed by a RESTART. Default 16,384 (64 MiB of 4 KiB pages). */
   readonly restartFrames?: number;
-  /** At most this many frames left to copy when the RESTART starts. Default 4,096. */
+  /**
+   * The RESTART runs only once at most this many frames are left to copy (what writers
+   * committed during the last pass), so the writer waits for a short copy. Default 4,096.
+   */
   readonly restartBacklog?: number;
-  /** How long the RESTART waits for the writer's lock, in ms. Default 1000. */
+  /**
+   * The RESTART's whole budget, in ms: waiting for the writer's lock, then (holding it) for
+   * readers still on the WAL. A writer may wait this long. Default 100.
+   */
   readonly restartWaitMs?: number;
 }
 
@@ -23,21 +29,26 @@ export interface CheckpointerOptions {
  * PASSIVE checkpoints (they never wait for or block writers) every `intervalMs` when
  * something was committed since the last one, off the event loop.
  *
- * A PASSIVE checkpoint never catches a busy writer: by the time it has copied the WAL back,
- * newer commits sit behind it, so the WAL never starts over and grows for as long as the
- * writes go on (1.2 GB after 60k one-job commits). Appending to an ever longer file halves
- * the commit rate (measured on the 10M backlog: a plain one-row insert went from 33 to 67 us,
- * and the same with no checkpoint at all; with the WAL reused at a bounded size it stays at
- * 33-45 us). So when a PASSIVE pass leaves more than `restartFrames` frames in the WAL, the
- * worker runs a RESTART checkpoint: it waits for the writer's lock (up to `restartWaitMs`),
- * copies back the frames committed during the pass, syncs, and the next commit writes the
- * WAL from its start. Writers wait for that short step only, and only under sustained writes.
+ * A PASSIVE checkpoint never catches a writer that never pauses: by the time it has copied
+ * the WAL back, newer commits sit behind it, so the WAL never starts over and grows for as
+ * long as the writes go on (1.2 GB after 60k one-job commits). Appending to an ever longer
+ * file halves the commit rate (measured on the 10M backlog: a plain one-row insert went from
+ * 33 to 67 us, and the same with no checkpoint at all; with the WAL reused at a bounded size
+ * it stays at 18-45 us). So once the WAL holds `restartFrames` frames, the worker runs more
+ * PASSIVE passes until at most `restartBacklog` frames are left to copy, then a RESTART
+ * checkpoint: it takes the writer's lock, copies the rest back, syncs, waits for readers to
+ * leave the WAL, and the next commit writes the WAL from its start. Writers wait for that
+ * step, at most `restartWaitMs`. If the backlog never gets that small (writes outrun the
+ * passes), the RESTART runs anyway once the WAL holds four times `restartFrames`, so the file
+ * stays bounded. With other connections in the way (a reader, another checkpoint) the
+ * RESTART gives up and the next tick tries again.
  *
  * The worker is unref'd: it never keeps the process alive.
  */
 export class Checkpointer {
   private readonly worker: Worker;
   private stopped = false;
+  private exited = false;
 
   constructor(path: string, options: CheckpointerOptions = {}) {
     const modulePath = createRequire(import.meta.url).resolve("better-sqlite3");
@@ -48,11 +59,14 @@ export class Checkpointer {
         modulePath,
         intervalMs: options.intervalMs ?? 500,
         restartFrames: options.restartFrames ?? 16_384,
-        restartWaitMs: options.restartWaitMs ?? 1000,
         restartBacklog: options.restartBacklog ?? 4096,
+        restartWaitMs: options.restartWaitMs ?? 100,
       },
     });
     this.worker.unref();
+    this.worker.once("exit", () => {
+      this.exited = true;
+    });
     // A failed checkpoint is retried on the next tick by the worker; a dead worker only
     // means checkpoints stop (the WAL grows), so report it rather than crash the process.
     this.worker.on("error", (err) => {
@@ -60,10 +74,11 @@ export class Checkpointer {
     });
   }
 
-  /** Stops the worker after a last checkpoint. */
+  /** Stops the worker after a last PASSIVE checkpoint (at once if it has already died). */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    if (this.exited) return;
     const exited = new Promise<void>((resolve) => this.worker.once("exit", () => resolve()));
     this.worker.ref(); // hold the process until the last checkpoint is done
     this.worker.postMessage("stop");
@@ -72,11 +87,26 @@ export class Checkpointer {
 }
 
 // CommonJS, run with eval: no file to find whatever the loader (tsx, vitest, dist).
+// wal_checkpoint returns { busy, log, checkpointed }: busy = 1 (and -1 counts) when another
+// connection holds the checkpoint lock; NOOP only reads the counts.
 const WORKER_SOURCE = `
 const { workerData, parentPort } = require("node:worker_threads");
 const Database = require(workerData.modulePath);
 const db = new Database(workerData.path);
 db.pragma("busy_timeout = 0");
+const passive = () => db.pragma("wal_checkpoint(PASSIVE)")[0];
+const leftToCopy = () => {
+  const now = db.pragma("wal_checkpoint(NOOP)")[0];
+  return now.log - now.checkpointed;
+};
+const restart = () => {
+  db.pragma("busy_timeout = " + workerData.restartWaitMs);
+  try {
+    db.pragma("wal_checkpoint(RESTART)");
+  } finally {
+    db.pragma("busy_timeout = 0");
+  }
+};
 // data_version changes when another connection commits: an idle database costs one cheap
 // pragma per tick, not a checkpoint.
 let seen = -1;
@@ -84,29 +114,26 @@ const checkpoint = () => {
   try {
     const version = db.pragma("data_version", { simple: true });
     if (version === seen) return;
-    let [pass] = db.pragma("wal_checkpoint(PASSIVE)");
+    let pass = passive();
+    if (pass.busy) return;
     seen = version;
     if (pass.log < workerData.restartFrames) return;
-    // Sustained writes: more passes until little is left to copy, then copy that under the
-    // writer's lock and start the WAL over (the writer waits for that short step only).
-    for (let i = 0; i < 8 && pass.log - pass.checkpointed > workerData.restartBacklog; i++) {
-      [pass] = db.pragma("wal_checkpoint(PASSIVE)");
+    // Sustained writes: pass again until what came in meanwhile is small, then start over.
+    let left = leftToCopy();
+    for (let i = 0; i < 8 && left > workerData.restartBacklog; i++) {
+      pass = passive();
+      if (pass.busy) return;
+      left = leftToCopy();
     }
-    if (pass.log - pass.checkpointed > workerData.restartBacklog) return;
-    db.pragma("busy_timeout = " + workerData.restartWaitMs);
-    try {
-      db.pragma("wal_checkpoint(RESTART)");
-    } finally {
-      db.pragma("busy_timeout = 0");
-    }
+    if (left > workerData.restartBacklog && pass.log < 4 * workerData.restartFrames) return;
+    restart();
   } catch (err) { /* busy: next tick */ }
 };
 const timer = setInterval(checkpoint, workerData.intervalMs);
 parentPort.on("message", (m) => {
   if (m !== "stop") return;
   clearInterval(timer);
-  seen = -1;
-  checkpoint();
+  try { passive(); } catch (err) { /* the last connection to close checkpoints anyway */ }
   db.close();
   process.exit(0);
 });

@@ -78,15 +78,21 @@ export class SqliteStore implements Store {
       throw new InvalidOptionError("shardCount", "an integer from 1 to 4096", shards);
     }
     const background = options.backgroundCheckpoints ?? options.path !== ":memory:";
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     const opened = openDatabase({
       path: options.path,
       bucketWidthMs: width,
       shardCount: shards,
       cacheMiB: options.cacheMiB ?? 64,
-      busyTimeoutMs: options.busyTimeoutMs ?? 5000,
+      busyTimeoutMs,
       checkpointElsewhere: background,
     });
-    this.checkpointer = background ? new Checkpointer(options.path) : null;
+    // The RESTART step makes writers wait: keep it well inside their busy timeout.
+    this.checkpointer = background
+      ? new Checkpointer(options.path, {
+          restartWaitMs: Math.min(100, Math.floor(busyTimeoutMs / 4)),
+        })
+      : null;
     this.db = opened.db;
     this.bucketWidthMs = opened.bucketWidthMs;
     this.shardCount = opened.shardCount;
