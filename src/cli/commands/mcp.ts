@@ -1,7 +1,5 @@
 import type { Command } from "commander";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { createMcpServer } from "../../mcp/server.js";
-import { forwardFiredReminders, registerMcpTargets } from "../../mcp/reminders.js";
+import type { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { validateTenant } from "../../core/schedule-input.js";
 import { EXIT, usageError } from "../errors.js";
 import { action, openScheduler, parseIntFlag, resolveDb, type GlobalOptions } from "../context.js";
@@ -48,6 +46,12 @@ fires reminders). The process exits 0 when stdin closes or on SIGINT/SIGTERM.`,
           throw usageError("--tool-names", '"dotted" or "underscore"', o.toolNames);
         }
         const stopTimeoutMs = parseIntFlag(o.stopTimeout, "--stop-timeout", 0, 3_600_000)!;
+        // Loaded here: the MCP SDK would slow every other command.
+        const [{ StdioServerTransport }, { createMcpServer }, reminders] = await Promise.all([
+          import("@modelcontextprotocol/sdk/server/stdio.js"),
+          import("../../mcp/server.js"),
+          import("../../mcp/reminders.js"),
+        ]);
         const scheduler = await openScheduler(cmd);
         const server = createMcpServer({
           scheduler,
@@ -58,8 +62,8 @@ fires reminders). The process exits 0 when stdin closes or on SIGINT/SIGTERM.`,
         });
         let unforward = (): void => undefined;
         if (o.fire) {
-          registerMcpTargets(scheduler);
-          unforward = forwardFiredReminders(server, scheduler, tenant);
+          reminders.registerMcpTargets(scheduler);
+          unforward = reminders.forwardFiredReminders(server, scheduler, tenant);
           scheduler.start();
         }
         const transport = new StdioServerTransport();
