@@ -10,7 +10,10 @@ export type CreateSchedulerOptions = Omit<SchedulerOptions, "store"> &
 
 /** Opens the store named by `db` and builds a Scheduler on it (`close()` closes both). */
 export async function createScheduler(options: CreateSchedulerOptions): Promise<Scheduler> {
-  const { db, bucketGranularity, ...rest } = options;
-  const store = await openStore(db, bucketGranularity === undefined ? {} : { bucketGranularity });
+  const { db, bucketGranularity, backgroundCheckpoints, ...rest } = options;
+  const store = await openStore(db, {
+    ...(bucketGranularity === undefined ? {} : { bucketGranularity }),
+    ...(backgroundCheckpoints === undefined ? {} : { backgroundCheckpoints }),
+  });
   return new Scheduler({ ...rest, store });
 }

@@ -22,14 +22,18 @@ export function resolveDb(opts: GlobalOptions): string {
   return opts.db ?? (process.env.DUETIME_DB || "./duetime.db");
 }
 
-/** Opens the scheduler on the command's database, runs `fn`, and always closes it. */
+/**
+ * Opens the scheduler on the command's database, runs `fn`, and always closes it. One short
+ * operation: no checkpoint worker (starting one costs 30 ms; SQLite's own auto-checkpoint
+ * does for a write or two).
+ */
 export async function withScheduler<T>(
   cmd: Command,
   fn: (scheduler: Scheduler) => Promise<T>,
   extra: Omit<CreateSchedulerOptions, "db"> = {},
   db?: string,
 ): Promise<T> {
-  const scheduler = await openScheduler(cmd, extra, db);
+  const scheduler = await openScheduler(cmd, { backgroundCheckpoints: false, ...extra }, db);
   try {
     return await fn(scheduler);
   } finally {

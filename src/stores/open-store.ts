@@ -10,6 +10,12 @@ export interface OpenStoreOptions {
    * keeps its own; asking for another one is refused.
    */
   readonly bucketGranularity?: BucketGranularity;
+  /**
+   * SQLite: run WAL checkpoints on a worker thread (default true for a file). A short-lived
+   * process that writes a job or two (a CLI command) is quicker without one. Ignored by
+   * PostgreSQL.
+   */
+  readonly backgroundCheckpoints?: boolean;
 }
 
 /**
@@ -29,5 +35,11 @@ export async function openStore(db: string, options: OpenStoreOptions = {}): Pro
     return openPostgresStore(db, bucketWidthMs === undefined ? {} : { bucketWidthMs });
   }
   const path = db.replace(/^(sqlite|file):(\/\/)?/i, "");
-  return new SqliteStore(bucketWidthMs === undefined ? { path } : { path, bucketWidthMs });
+  return new SqliteStore({
+    path,
+    ...(bucketWidthMs === undefined ? {} : { bucketWidthMs }),
+    ...(options.backgroundCheckpoints === undefined
+      ? {}
+      : { backgroundCheckpoints: options.backgroundCheckpoints }),
+  });
 }

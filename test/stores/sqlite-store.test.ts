@@ -62,6 +62,20 @@ describe("SQLite store specifics", () => {
     await store.close();
   });
 
+  it("opens without a checkpoint worker when asked (SQLite's own auto-checkpoint then runs)", async () => {
+    const path = join(dir.path, "one-shot.db");
+    const plain = await openStore(path, { backgroundCheckpoints: false });
+    expect((plain as SqliteStore).connection.pragma("wal_autocheckpoint", { simple: true })).toBe(
+      1000,
+    );
+    await plain.close();
+    const worker = await openStore(path);
+    expect((worker as SqliteStore).connection.pragma("wal_autocheckpoint", { simple: true })).toBe(
+      0,
+    );
+    await worker.close();
+  });
+
   it("refuses bad options by name", () => {
     expect(() => new SqliteStore({ path: "" })).toThrow(InvalidOptionError);
     expect(() => new SqliteStore({ path: ":memory:", bucketWidthMs: 5 })).toThrow(
