@@ -23,7 +23,7 @@ export const EXIT = Object.freeze({
 export const EXIT_CODES_HELP = `
 Exit codes:
   0  done (for cancel: cancelled; reschedule/retry: rescheduled)
-  1  failure not caused by the input (database error; demo: a job lost or early)
+  1  failure not caused by the input (database error; demo, bench: a job lost or early)
   2  usage error or invalid input ("error: <field>: expected ..., received ...")
   3  not-found: no job with that id
   4  too-late: the job is claimed or finished (cancel, reschedule) or not dead (retry)

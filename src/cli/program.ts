@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { EXIT_CODES_HELP } from "./errors.js";
 import { registerAdd } from "./commands/add.js";
+import { registerBench } from "./commands/bench.js";
 import { registerCancel } from "./commands/cancel.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerKeys } from "./commands/keys.js";
@@ -46,6 +47,7 @@ export function buildProgram(version: string): Command {
   registerRun(program);
   registerMigrate(program);
   registerDemo(program);
+  registerBench(program);
   registerMcp(program);
   registerServe(program);
   registerKeys(program);
