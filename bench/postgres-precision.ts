@@ -1,6 +1,6 @@
 import { Scheduler } from "../src/api/scheduler.js";
 import type { ScheduleInput } from "../src/core/schedule-input.js";
-import { FiredLog } from "./lib/fired.js";
+import { FiredLog } from "../src/cli/fired-log.js";
 import { fmt, type BenchResult } from "./lib/report.js";
 import { ascending, percentile } from "./lib/stats.js";
 import { DAY, benchStore, dropStore, loadBacklog, type PgSizes } from "./postgres-common.js";

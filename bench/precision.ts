@@ -3,7 +3,7 @@ import { Scheduler } from "../src/api/scheduler.js";
 import type { ScheduleInput } from "../src/core/schedule-input.js";
 import { SqliteStore } from "../src/stores/sqlite/sqlite-store.js";
 import { backlogFile, scratchCopy } from "./lib/data.js";
-import { FiredLog } from "./lib/fired.js";
+import { FiredLog } from "../src/cli/fired-log.js";
 import { StoreCalls } from "./lib/store-calls.js";
 import { note, Progress } from "./lib/progress.js";
 import { fmt, ratio, type BenchResult } from "./lib/report.js";

@@ -1,6 +1,6 @@
 import { Scheduler } from "../../src/api/scheduler.js";
 import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
-import { FiredLog } from "./fired.js";
+import { FiredLog } from "../../src/cli/fired-log.js";
 import { Progress } from "./progress.js";
 import { StoreCalls } from "./store-calls.js";
 

@@ -78,6 +78,9 @@ describe("SQLite store specifics", () => {
 
   it("refuses bad options by name", () => {
     expect(() => new SqliteStore({ path: "" })).toThrow(InvalidOptionError);
+    expect(
+      () => new SqliteStore({ path: ":memory:", backgroundCheckpoints: "false" as never }),
+    ).toThrow('option backgroundCheckpoints: expected true or false, received "false"');
     expect(() => new SqliteStore({ path: ":memory:", bucketWidthMs: 5 })).toThrow(
       "option bucketWidthMs: expected an integer of at least 1000, received 5",
     );

@@ -1,6 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { EXIT, usageError } from "../errors.js";
 import {
@@ -9,10 +8,11 @@ import {
   out,
   outJson,
   parseIntFlag,
+  resolveDb,
   type GlobalOptions,
 } from "../context.js";
 import { table } from "../format.js";
-import { runSelfBench, type Rate, type SelfBenchResult } from "../self-bench.js";
+import { runSelfBench, selfBenchPassed, type Rate, type SelfBenchResult } from "../self-bench.js";
 
 interface BenchOptions {
   jobs: string;
@@ -44,7 +44,7 @@ Phases, on one scratch file:
   dispatch       half as many already due, fired to a no-op handler and settled
   precision      a tenth (at most 20,000) due across --window from 1 s ahead: lateness at the handler
 The full benchmark suite (10M-job backlogs, baselines) is \`npm run bench\` in a clone of the repository.
-Exit code 0, or 1 when a precision job fired early or never fired.`,
+Exit code 0, or 1 when a job fired early, twice or never, or an outcome is missing from the store.`,
     )
     .action(
       action(async (o: BenchOptions, cmd: Command) => {
@@ -52,56 +52,85 @@ Exit code 0, or 1 when a precision job fired early or never fired.`,
         if (g.db !== undefined) {
           throw usageError(
             "--db",
-            "no --db: bench runs on a scratch file of its own (see --dir)",
+            "no --db (bench makes a scratch file of its own; see --dir)",
             g.db,
           );
         }
         const jobs = parseIntFlag(o.jobs, "--jobs", 1000, 10_000_000)!;
         const windowMs = parseIntFlag(o.window, "--window", 100, 600_000)!;
         const say = o.json ? (_: string): void => undefined : out;
-        const dir = mkdtempSync(join(o.dir ?? tmpdir(), "duetime-bench-"));
+        const dir = scratchDir(o.dir ?? dirname(resolve(resolveDb(g))), o.dir !== undefined);
+        // Ctrl-C must not leave a scratch file of hundreds of MB behind.
+        const onSignal = (): void => {
+          rmSync(dir, { recursive: true, force: true });
+          process.exit(130);
+        };
+        process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
         try {
           const db = join(dir, "bench.db");
           say(`duetime bench on ${db}`);
           const scheduler = await openScheduler(cmd, {}, db);
           let result: SelfBenchResult;
           try {
-            result = await runSelfBench(scheduler, { jobs, windowMs, say });
+            result = await runSelfBench(scheduler, { db, jobs, windowMs, say });
           } finally {
             await scheduler.close();
           }
           if (o.json) outJson(result);
           else printResult(result);
-          const p = result.precision;
-          return p.early === 0 && p.lost === 0 ? EXIT.ok : EXIT.failure;
+          return selfBenchPassed(result) ? EXIT.ok : EXIT.failure;
         } finally {
+          process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
           rmSync(dir, { recursive: true, force: true });
         }
       }),
     );
 }
 
+/** A fresh scratch directory inside `parent`; a bad --dir is a usage error. */
+function scratchDir(parent: string, given: boolean): string {
+  try {
+    return mkdtempSync(join(parent, "duetime-bench-"));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR" || code === "EACCES" || code === "EROFS") {
+      throw usageError(
+        "--dir",
+        given
+          ? "an existing, writable directory"
+          : "a writable current directory (or name one with --dir)",
+        parent,
+      );
+    }
+    throw err;
+  }
+}
+
 function printResult(r: SelfBenchResult): void {
   const rate = (x: Rate): string => `${x.perSecond.toLocaleString("en-US")}/s`;
   const n = (x: number): string => x.toLocaleString("en-US");
   const p = r.precision;
+  const d = r.dispatch;
   const rows: string[][] = [
     ["bulk schedule (scheduleMany)", n(r.bulk.jobs), rate(r.bulk)],
     ["one at a time (schedule)", n(r.oneAtATime.jobs), rate(r.oneAtATime)],
-    ["dispatch (due, no-op handler)", n(r.dispatch.jobs), rate(r.dispatch)],
+    ["dispatch (due, no-op handler)", n(d.jobs), rate(d)],
+    ["dispatch: lost / duplicated", n(d.jobs), `${d.lost} / ${d.duplicated}`],
     ["precision: lateness p50", n(p.jobs), `${p.latenessMs.p50} ms`],
     ["precision: lateness p99", n(p.jobs), `${p.latenessMs.p99} ms`],
     ["precision: lateness max", n(p.jobs), `${p.latenessMs.max} ms`],
     ["precision: early / lost / duplicated", n(p.jobs), `${p.early} / ${p.lost} / ${p.duplicated}`],
+    ["stored: succeeded / pending", "", `${n(r.stored.succeeded)} / ${n(r.stored.pending)}`],
   ];
   out("");
   out(table(["PHASE", "JOBS", "RESULT"], rows, ["l", "r", "r"]));
   out(
     `backlog of ${n(r.backlog)} future jobs during the firing phases; ${(r.wallMs / 1000).toFixed(1)} s in all`,
   );
+  if (p.leadMissed) out("note: storing the precision jobs took longer than their 1 s lead");
   out(
-    p.early === 0 && p.lost === 0
-      ? "every precision job fired, none early, none lost."
-      : "PROBLEM: precision jobs fired early or were lost.",
+    selfBenchPassed(r)
+      ? "every job fired once, none early, none lost; every outcome stored."
+      : "PROBLEM: jobs fired early, twice or never, or outcomes are missing from the store.",
   );
 }

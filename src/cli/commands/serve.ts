@@ -48,7 +48,7 @@ back, waits for running deliveries (--stop-timeout), closes the database and exi
       action(async (o: ServeOptions, cmd: Command) => {
         const port = parseIntFlag(o.port, "--port", 0, 65_535)!;
         const rate = parseIntFlag(o.rateLimit, "--rate-limit", 0, 1_000_000)!;
-        // Loaded here: fastify, pino, undici and the MCP SDK would slow every other command.
+        // Loaded here: fastify, undici and the MCP SDK would slow every other command.
         const { startService } = await import("../../service/service.js");
         const service = await startService({
           db: resolveDb(cmd.optsWithGlobals<GlobalOptions>()),

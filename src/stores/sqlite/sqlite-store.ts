@@ -77,7 +77,11 @@ export class SqliteStore implements Store {
     if (shards !== undefined && (!Number.isInteger(shards) || shards < 1 || shards > 4096)) {
       throw new InvalidOptionError("shardCount", "an integer from 1 to 4096", shards);
     }
-    const background = options.backgroundCheckpoints ?? options.path !== ":memory:";
+    const bg = options.backgroundCheckpoints;
+    if (bg !== undefined && typeof bg !== "boolean") {
+      throw new InvalidOptionError("backgroundCheckpoints", "true or false", bg);
+    }
+    const background = bg ?? options.path !== ":memory:";
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     const opened = openDatabase({
       path: options.path,

@@ -1,4 +1,4 @@
-import type { Job } from "../../src/core/job.js";
+import type { Job } from "../core/job.js";
 
 /**
  * A no-op handler that records every call: calls per id (lost and duplicated jobs), the
