@@ -1,10 +1,10 @@
 import type { Command } from "commander";
-import {
-  createScheduler,
-  type BucketGranularity,
-  type CreateSchedulerOptions,
-  type Scheduler,
-} from "../index.js";
+import { existsSync } from "node:fs";
+// Not the index barrel: it loads the PostgreSQL store (and pg) for every command.
+import type { Scheduler } from "../api/scheduler.js";
+import type { BucketGranularity } from "../core/buckets.js";
+import { createScheduler, type CreateSchedulerOptions } from "../create-scheduler.js";
+import { isPostgresUrl, sqlitePathOf } from "../stores/open-store.js";
 import { InvalidJobError, InvalidOptionError } from "../core/errors.js";
 import { assertTimeZone } from "../core/time-input.js";
 import { systemTimeZone } from "./format.js";
@@ -39,6 +39,26 @@ export async function withScheduler<T>(
   } finally {
     await scheduler.close();
   }
+}
+
+/**
+ * withScheduler for commands that act on stored jobs (list, show, stats, cancel, reschedule,
+ * retry): a SQLite file that does not exist is a mistyped --db, refused rather than created
+ * empty (which would answer "no jobs" or not-found).
+ */
+export async function withExistingScheduler<T>(
+  cmd: Command,
+  fn: (scheduler: Scheduler) => Promise<T>,
+): Promise<T> {
+  const db = resolveDb(cmd.optsWithGlobals<GlobalOptions>());
+  if (!isPostgresUrl(db) && db !== ":memory:" && !existsSync(sqlitePathOf(db))) {
+    throw new InvalidJobError(
+      "--db",
+      `an existing database file (${cmd.name()} does not create one; add does)`,
+      db,
+    );
+  }
+  return withScheduler(cmd, fn);
 }
 
 export async function openScheduler(

@@ -1,4 +1,5 @@
-import * as chrono from "chrono-node";
+// The English parser only: the package root loads every locale (82 ms against 23 ms a start).
+import * as chrono from "chrono-node/en";
 import { InvalidJobError } from "./errors.js";
 
 /**

@@ -18,6 +18,16 @@ export interface OpenStoreOptions {
   readonly backgroundCheckpoints?: boolean;
 }
 
+/** Whether `db` names a PostgreSQL database (a postgres:// or postgresql:// URL). */
+export function isPostgresUrl(db: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(db);
+}
+
+/** The SQLite file a `db` string names (`sqlite:` and `file:` prefixes removed). */
+export function sqlitePathOf(db: string): string {
+  return db.replace(/^(sqlite|file):(\/\/)?/i, "");
+}
+
 /**
  * Opens a store from one string: a file path (or `sqlite:path`, `file:path`, `:memory:`)
  * for the embedded SQLite store, or a `postgres://` / `postgresql://` URL.
@@ -30,11 +40,11 @@ export async function openStore(db: string, options: OpenStoreOptions = {}): Pro
     options.bucketGranularity === undefined
       ? undefined
       : GRANULARITY_MS[parseGranularity(options.bucketGranularity)];
-  if (/^postgres(ql)?:\/\//i.test(db)) {
+  if (isPostgresUrl(db)) {
     const { openPostgresStore } = await import("./postgres/open.js");
     return openPostgresStore(db, bucketWidthMs === undefined ? {} : { bucketWidthMs });
   }
-  const path = db.replace(/^(sqlite|file):(\/\/)?/i, "");
+  const path = sqlitePathOf(db);
   return new SqliteStore({
     path,
     ...(bucketWidthMs === undefined ? {} : { bucketWidthMs }),

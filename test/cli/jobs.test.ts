@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { cli, cliJson, ensureBuilt, tempWorkspace, wallParts } from "./helpers.js";
 
@@ -181,11 +183,37 @@ describe("bad input", () => {
     ["an unknown command", ["frobnicate"], /^error: unknown command 'frobnicate'/],
   ];
   it.each(cases)("%s exits 2 naming the field, without a stack trace", async (_, args, re) => {
+    await cli(["migrate", "--db", ws.db]); // list and the like refuse a file that does not exist
     const r = await cli([...args, "--db", ws.db]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(re);
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(r.stdout).toBe("");
+  });
+});
+
+describe("a mistyped --db", () => {
+  it("is refused by every command that reads jobs, and no file is made", async () => {
+    const typo = join(ws.dir, "typo.db");
+    const commands = [
+      ["list"],
+      ["show", "01J0000000000000000000000"],
+      ["stats"],
+      ["cancel", "01J0000000000000000000000"],
+      ["reschedule", "01J0000000000000000000000", "in 1 hour"],
+      ["retry", "01J0000000000000000000000"],
+    ];
+    for (const args of commands) {
+      const r = await cli([...args, "--db", typo]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(
+        `error: --db: expected an existing database file (${args[0]} does not create one; add does), received ${JSON.stringify(typo)}\n`,
+      );
+    }
+    expect(existsSync(typo)).toBe(false);
+    // add creates it; then list reads it
+    expect((await cli(["add", "in 1 hour", "--target", "t", "--db", typo])).code).toBe(0);
+    expect((await cli(["list", "--db", typo])).code).toBe(0);
   });
 });
 

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { EXIT } from "../errors.js";
-import { action, out, outJson, withScheduler } from "../context.js";
+import { action, out, outJson, withExistingScheduler } from "../context.js";
 import { iso } from "../format.js";
 import { callApi, remoteWithoutTenant, RemoteOutcome, type Remote } from "../remote.js";
 import type { JobView } from "../../service/job-input.js";
@@ -19,7 +19,7 @@ export function registerCancel(program: Command): void {
         if (remote) {
           return remoteCancel(remote, id, o.json === true);
         }
-        const r = await withScheduler(cmd, (s) =>
+        const r = await withExistingScheduler(cmd, (s) =>
           s.cancel(id, o.tenant === undefined ? {} : { tenant: o.tenant }),
         );
         if (o.json) outJson(r.outcome === "not-found" ? { outcome: r.outcome, id } : r);

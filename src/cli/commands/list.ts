@@ -1,9 +1,17 @@
 import type { Command } from "commander";
 import type { JobStatus, ListQuery } from "../../index.js";
-import { JOB_STATUSES, parseDueTime } from "../../index.js";
+import { JOB_STATUSES } from "../../core/job.js";
+import { parseDueTime } from "../../core/time-input.js";
 import { InvalidJobError } from "../../core/errors.js";
 import { EXIT } from "../errors.js";
-import { action, out, outJson, parseIntFlag, resolveTimeZone, withScheduler } from "../context.js";
+import {
+  action,
+  out,
+  outJson,
+  parseIntFlag,
+  resolveTimeZone,
+  withExistingScheduler,
+} from "../context.js";
 import { attemptsText, formatInZone, plural, table } from "../format.js";
 import { callApi, listPath, remoteWithoutTenant } from "../remote.js";
 import type { JobView } from "../../service/job-input.js";
@@ -69,7 +77,7 @@ export function registerList(program: Command): void {
           ...(o.cursor === undefined ? {} : { cursor: o.cursor }),
           ...(o.tenant === undefined ? {} : { tenant: o.tenant }),
         };
-        const page = await withScheduler(cmd, (s) => s.list(query));
+        const page = await withExistingScheduler(cmd, (s) => s.list(query));
         if (o.json) {
           outJson(page);
           return EXIT.ok;

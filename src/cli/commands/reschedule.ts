@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { action, parseIntFlag, resolveTimeZone, withScheduler } from "../context.js";
+import { action, parseIntFlag, resolveTimeZone, withExistingScheduler } from "../context.js";
 import { reportMove } from "../outcomes.js";
 
 interface RescheduleOptions {
@@ -24,7 +24,7 @@ export function registerReschedule(program: Command): void {
       action(async (id: string, when: string, o: RescheduleOptions, cmd: Command) => {
         const timeZone = resolveTimeZone(o.tz);
         const expectedVersion = parseIntFlag(o.expectedVersion, "--expected-version", 0, 2 ** 52);
-        const r = await withScheduler(cmd, (s) =>
+        const r = await withExistingScheduler(cmd, (s) =>
           s.reschedule(id, /^\d+$/.test(when.trim()) ? Number(when) : when, {
             timeZone,
             ...(o.tenant === undefined ? {} : { tenant: o.tenant }),

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import { parseDueTime } from "../../index.js";
-import { action, parseIntFlag, resolveTimeZone, withScheduler } from "../context.js";
+import { parseDueTime } from "../../core/time-input.js";
+import { action, parseIntFlag, resolveTimeZone, withExistingScheduler } from "../context.js";
 import { reportMove } from "../outcomes.js";
 
 interface RetryOptions {
@@ -35,7 +35,7 @@ export function registerRetry(program: Command): void {
                 timeZone,
                 field: "--at",
               });
-        const r = await withScheduler(cmd, (s) =>
+        const r = await withExistingScheduler(cmd, (s) =>
           s.retry(id, {
             ...(dueAt === undefined ? {} : { dueAt }),
             ...(o.tenant === undefined ? {} : { tenant: o.tenant }),

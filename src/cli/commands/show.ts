@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { EXIT } from "../errors.js";
-import { action, out, outJson, resolveTimeZone, withScheduler } from "../context.js";
+import { action, out, outJson, resolveTimeZone, withExistingScheduler } from "../context.js";
 import { describeJob } from "../format.js";
 import { callApi, describeJobView, remoteWithoutTenant, RemoteOutcome } from "../remote.js";
 import type { JobView } from "../../service/job-input.js";
@@ -36,7 +36,7 @@ export function registerShow(program: Command): void {
               return EXIT.notFound;
             }
           }
-          const job = await withScheduler(cmd, (s) =>
+          const job = await withExistingScheduler(cmd, (s) =>
             s.get(id, o.tenant === undefined ? {} : { tenant: o.tenant }),
           );
           if (!job) {

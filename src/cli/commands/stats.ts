@@ -1,8 +1,15 @@
 import type { Command } from "commander";
 import type { Scheduler } from "../../index.js";
-import { JOB_STATUSES } from "../../index.js";
+import { JOB_STATUSES } from "../../core/job.js";
 import { EXIT } from "../errors.js";
-import { action, out, outJson, parseIntFlag, resolveTimeZone, withScheduler } from "../context.js";
+import {
+  action,
+  out,
+  outJson,
+  parseIntFlag,
+  resolveTimeZone,
+  withExistingScheduler,
+} from "../context.js";
 import {
   bar,
   formatDuration,
@@ -45,7 +52,7 @@ export function registerStats(program: Command): void {
         }
         const tenant = o.tenant === undefined ? {} : { tenant: o.tenant };
         const now = Date.now();
-        const [stats, lateness] = await withScheduler(cmd, async (s) =>
+        const [stats, lateness] = await withExistingScheduler(cmd, async (s) =>
           Promise.all([s.stats({ ...tenant, buckets }), firedLateness(s, now, tenant)]),
         );
         const shown = stats.buckets.reduce((n, b) => n + b.pending, 0);
