@@ -89,6 +89,28 @@ function isGranularity(g: string): g is BucketGranularity {
   return g === "minute" || g === "hour" || g === "day";
 }
 
+/** Epoch ms below this (1973-03-03) are read as a mistake: most likely epoch seconds. */
+const EARLIEST_EPOCH_MS = 100_000_000_000;
+
+/**
+ * A time as typed on the command line: digits are epoch milliseconds (a number for the
+ * parser), anything else goes to the parser as text. Digits that would be a time before
+ * 1973 are refused: they are epoch seconds, which the parser would read as 1970.
+ */
+export function cliTime(value: string, field: string): string | number {
+  const text = value.trim();
+  if (!/^\d+$/.test(text)) return value;
+  const n = Number(text);
+  if (n < EARLIEST_EPOCH_MS) {
+    throw new InvalidJobError(
+      field,
+      `epoch milliseconds (${text} is ${new Date(n).toISOString()}; epoch seconds? then ${text}000)`,
+      value,
+    );
+  }
+  return n;
+}
+
 /** The IANA zone for reading and showing wall-clock times: --tz, else the system's. */
 export function resolveTimeZone(tz: string | undefined): string {
   const zone = tz ?? systemTimeZone();

@@ -171,6 +171,16 @@ describe("bad input", () => {
       ["add", "in 1 hour", "--target", "t", "--tenant", "a b"],
       /^error: --tenant: expected letters, digits/,
     ],
+    [
+      "epoch seconds for epoch ms",
+      ["add", "1796102111", "--target", "t"],
+      /^error: <when>: expected epoch milliseconds \(1796102111 is 1970-01-21T18:55:02\.111Z; epoch seconds\? then 1796102111000\), received "1796102111"$/m,
+    ],
+    [
+      "epoch seconds in a list range",
+      ["list", "--from", "1796102111"],
+      /^error: --from: expected epoch milliseconds \(1796102111 is 1970/,
+    ],
     ["a bad status", ["list", "--status", "sleeping"], /^error: --status: expected one of pending/],
     [
       "a bad limit",

@@ -2,7 +2,15 @@ import type { Command } from "commander";
 import type { JsonValue, ScheduleInput } from "../../index.js";
 import { InvalidJobError } from "../../core/errors.js";
 import { EXIT } from "../errors.js";
-import { action, out, outJson, parseIntFlag, resolveTimeZone, withScheduler } from "../context.js";
+import {
+  action,
+  cliTime,
+  out,
+  outJson,
+  parseIntFlag,
+  resolveTimeZone,
+  withScheduler,
+} from "../context.js";
 import { describeJob, formatInZone } from "../format.js";
 import { callApi, describeJobView, remoteOf } from "../remote.js";
 import type { JobView } from "../../service/job-input.js";
@@ -59,7 +67,7 @@ Examples:
             );
           }
           const r = await callApi<{ created: boolean; job: JobView }>(remote, "POST", "/v1/jobs", {
-            dueAt: /^\d+$/.test(when.trim()) ? Number(when) : when,
+            dueAt: cliTime(when, "<when>"),
             timeZone,
             target: o.target,
             ...(o.payload === undefined ? {} : { payload: parsePayload(o.payload) }),
@@ -99,7 +107,7 @@ Examples:
           );
         }
         const input: ScheduleInput = {
-          dueAt: /^\d+$/.test(when.trim()) ? Number(when) : when,
+          dueAt: cliTime(when, "<when>"),
           timeZone,
           target: o.target,
           ...(o.payload === undefined ? {} : { payload: parsePayload(o.payload) }),

@@ -6,6 +6,7 @@ import { InvalidJobError } from "../../core/errors.js";
 import { EXIT } from "../errors.js";
 import {
   action,
+  cliTime,
   out,
   outJson,
   parseIntFlag,
@@ -68,7 +69,7 @@ export function registerList(program: Command): void {
         }
         const now = Date.now();
         const when = (v: string, field: string): number =>
-          parseDueTime(/^\d+$/.test(v) ? Number(v) : v, { now, timeZone, field });
+          parseDueTime(cliTime(v, field), { now, timeZone, field });
         const query: ListQuery = {
           limit: parseIntFlag(o.limit, "--limit", 1, 1000)!,
           ...(o.status === undefined ? {} : { status: parseStatuses(o.status) }),

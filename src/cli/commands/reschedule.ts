@@ -1,5 +1,11 @@
 import type { Command } from "commander";
-import { action, parseIntFlag, resolveTimeZone, withExistingScheduler } from "../context.js";
+import {
+  action,
+  cliTime,
+  parseIntFlag,
+  resolveTimeZone,
+  withExistingScheduler,
+} from "../context.js";
 import { reportMove } from "../outcomes.js";
 
 interface RescheduleOptions {
@@ -25,7 +31,7 @@ export function registerReschedule(program: Command): void {
         const timeZone = resolveTimeZone(o.tz);
         const expectedVersion = parseIntFlag(o.expectedVersion, "--expected-version", 0, 2 ** 52);
         const r = await withExistingScheduler(cmd, (s) =>
-          s.reschedule(id, /^\d+$/.test(when.trim()) ? Number(when) : when, {
+          s.reschedule(id, cliTime(when, "<when>"), {
             timeZone,
             ...(o.tenant === undefined ? {} : { tenant: o.tenant }),
             ...(expectedVersion === undefined ? {} : { expectedVersion }),

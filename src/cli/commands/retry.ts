@@ -1,6 +1,12 @@
 import type { Command } from "commander";
 import { parseDueTime } from "../../core/time-input.js";
-import { action, parseIntFlag, resolveTimeZone, withExistingScheduler } from "../context.js";
+import {
+  action,
+  cliTime,
+  parseIntFlag,
+  resolveTimeZone,
+  withExistingScheduler,
+} from "../context.js";
 import { reportMove } from "../outcomes.js";
 
 interface RetryOptions {
@@ -30,7 +36,7 @@ export function registerRetry(program: Command): void {
         const dueAt =
           o.at === undefined
             ? undefined
-            : parseDueTime(/^\d+$/.test(o.at.trim()) ? Number(o.at) : o.at, {
+            : parseDueTime(cliTime(o.at, "--at"), {
                 now: Date.now(),
                 timeZone,
                 field: "--at",
