@@ -10,7 +10,7 @@ scheduler.handle("send-reminder", async (job) => {
   console.log(`reminder for ${user}: ${text} (${Date.now() - job.dueAt} ms late)`);
 });
 
-// Schedule one job (the key makes a retry of this call return the same job)...
+// Schedule one job (while it is pending or firing, the same key returns this job)...
 const { job, created } = await scheduler.schedule({
   dueAt: "in 200 ms",
   target: "send-reminder",

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Handler } from "../index.js";
@@ -11,6 +12,13 @@ const EXPECTED =
  * or `export const handlers = {...}`. A path is resolved from the current directory.
  */
 export async function loadHandlers(path: string): Promise<Map<string, Handler>> {
+  if (!existsSync(resolve(path))) {
+    throw new InvalidJobError(
+      "--handlers",
+      `an existing module file (${resolve(path)} does not exist)`,
+      path,
+    );
+  }
   const url = pathToFileURL(resolve(path)).href;
   let mod: Record<string, unknown>;
   try {

@@ -91,11 +91,15 @@ describe("duetime run", () => {
   it("refuses a handler module that does not export handlers (exit 2)", async () => {
     const empty = join(ws.dir, "empty.mjs");
     writeFileSync(empty, "export const x = 1;\n");
-    for (const path of [empty, join(ws.dir, "missing.mjs")]) {
-      const r = await cli(["run", "--handlers", path, "--db", ws.db]);
-      expect(r.code).toBe(2);
-      expect(r.stderr).toMatch(/^error: --handlers: expected a module whose default export/);
-    }
+    const r = await cli(["run", "--handlers", empty, "--db", ws.db]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^error: --handlers: expected a module whose default export/);
+    const missing = join(ws.dir, "missing.mjs");
+    const m = await cli(["run", "--handlers", missing, "--db", ws.db]);
+    expect(m.code).toBe(2);
+    expect(m.stderr).toBe(
+      `error: --handlers: expected an existing module file (${missing} does not exist), received ${JSON.stringify(missing)}\n`,
+    );
   });
 });
 

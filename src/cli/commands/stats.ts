@@ -90,10 +90,11 @@ export function registerStats(program: Command): void {
         if (beyond > 0) out(`  + ${beyond} pending further ahead (see --buckets)`);
         out("");
         if (lateness.count === 0) {
-          out("lateness: no job fired in the last 24 h");
+          out("lateness: no job due in the last 24 h has fired yet");
         } else {
+          const sample = lateness.count >= LATENESS_SAMPLE ? ", the earliest due" : "";
           out(
-            `lateness of the ${plural(lateness.count, "job")} fired in the last 24 h: ` +
+            `lateness of ${plural(lateness.count, "job")} due in the last 24 h and fired (succeeded or dead${sample}): ` +
               `p50 ${formatLateness(lateness.p50)}, p99 ${formatLateness(lateness.p99)}, ` +
               `max ${formatLateness(lateness.max)}, early ${lateness.early}`,
           );
