@@ -61,6 +61,21 @@ export class InvalidOptionError extends DuetimeError {
   }
 }
 
+/**
+ * A setting fixed when a database was created (its bucket width, its shard count), asked
+ * for with another value. `stored` is the database's own.
+ */
+export class SettingMismatchError extends InvalidOptionError {
+  constructor(
+    option: string,
+    readonly stored: number,
+    received: number,
+    what: "database" | "schema",
+  ) {
+    super(option, `${stored} (the value this ${what} was created with)`, received);
+  }
+}
+
 /** A received value already described in words ("202 bytes"), shown without quotes. */
 export class Described {
   constructor(readonly text: string) {}

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from "../core/errors.js";
+import { InvalidOptionError, SettingMismatchError } from "../core/errors.js";
 import type { Store } from "../store/store.js";
 import { SqliteStore } from "./sqlite/sqlite-store.js";
 import { GRANULARITY_MS, parseGranularity, type BucketGranularity } from "../core/buckets.js";
@@ -40,16 +40,35 @@ export async function openStore(db: string, options: OpenStoreOptions = {}): Pro
     options.bucketGranularity === undefined
       ? undefined
       : GRANULARITY_MS[parseGranularity(options.bucketGranularity)];
-  if (isPostgresUrl(db)) {
-    const { openPostgresStore } = await import("./postgres/open.js");
-    return openPostgresStore(db, bucketWidthMs === undefined ? {} : { bucketWidthMs });
+  try {
+    if (isPostgresUrl(db)) {
+      const { openPostgresStore } = await import("./postgres/open.js");
+      return await openPostgresStore(db, bucketWidthMs === undefined ? {} : { bucketWidthMs });
+    }
+    return new SqliteStore({
+      path: sqlitePathOf(db),
+      ...(bucketWidthMs === undefined ? {} : { bucketWidthMs }),
+      ...(options.backgroundCheckpoints === undefined
+        ? {}
+        : { backgroundCheckpoints: options.backgroundCheckpoints }),
+    });
+  } catch (err) {
+    // The caller asked for a granularity, not a width in ms: answer in its terms.
+    if (err instanceof SettingMismatchError && err.option === "bucketWidthMs") {
+      const stored = granularityOf(err.stored);
+      throw new InvalidOptionError(
+        "bucketGranularity",
+        `${stored === undefined ? `${err.stored} ms buckets` : `"${stored}"`} (the granularity this database was created with)`,
+        options.bucketGranularity,
+      );
+    }
+    throw err;
   }
-  const path = sqlitePathOf(db);
-  return new SqliteStore({
-    path,
-    ...(bucketWidthMs === undefined ? {} : { bucketWidthMs }),
-    ...(options.backgroundCheckpoints === undefined
-      ? {}
-      : { backgroundCheckpoints: options.backgroundCheckpoints }),
-  });
+}
+
+/** The granularity name of a bucket width, if it has one. */
+function granularityOf(widthMs: number): BucketGranularity | undefined {
+  return (Object.keys(GRANULARITY_MS) as BucketGranularity[]).find(
+    (g) => GRANULARITY_MS[g] === widthMs,
+  );
 }

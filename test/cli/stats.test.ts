@@ -88,6 +88,8 @@ describe("duetime stats", () => {
     expect(text.stdout).toContain("pending jobs per bucket (minute buckets");
     const wrong = await cli(["stats", "--db", ws.db, "--granularity", "day"]);
     expect(wrong.code).toBe(2);
-    expect(wrong.stderr).toMatch(/^error: --granularity: expected 60000/);
+    expect(wrong.stderr).toMatch(
+      /^error: --granularity: expected "minute" \(the granularity this database was created with\), received "day"$/m,
+    );
   });
 });

@@ -18,7 +18,11 @@ describe("SQLite store specifics", () => {
     const reopened = await openStore(path);
     expect(reopened.bucketWidthMs).toBe(60_000);
     await reopened.close();
+    // asked in granularity terms, answered in them; the store itself speaks in ms
     await expect(openStore(path, { bucketGranularity: "day" })).rejects.toThrow(
+      'option bucketGranularity: expected "minute" (the granularity this database was created with), received "day"',
+    );
+    expect(() => new SqliteStore({ path, bucketWidthMs: 86_400_000 })).toThrow(
       "option bucketWidthMs: expected 60000 (the value this database was created with), received 86400000",
     );
     // the refused open did not leave the file locked or half-open: it opens again fine

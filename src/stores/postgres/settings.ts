@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { InvalidOptionError } from "../../core/errors.js";
+import { SettingMismatchError } from "../../core/errors.js";
 import {
   DEFAULT_BUCKET_WIDTH_MS,
   DEFAULT_SHARD_COUNT,
@@ -30,11 +30,7 @@ export async function fixedSettings(
     const { rows } = await pool.query<{ value: string }>(sql.metaGet, [name]);
     const stored = Number(rows[0]?.value);
     if (wanted !== undefined && stored !== wanted) {
-      throw new InvalidOptionError(
-        option,
-        `${stored} (the value this schema was created with)`,
-        wanted,
-      );
+      throw new SettingMismatchError(option, stored, wanted, "schema");
     }
     return stored;
   };

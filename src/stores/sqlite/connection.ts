@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import { InvalidOptionError } from "../../core/errors.js";
+import { SettingMismatchError } from "../../core/errors.js";
 import { MIGRATIONS } from "./migrations.js";
 import { SQL } from "./statements.js";
 
@@ -84,11 +84,7 @@ function fixedSetting(
   }
   const stored = Number(row.value);
   if (wanted !== undefined && stored !== wanted) {
-    throw new InvalidOptionError(
-      option,
-      `${stored} (the value this database was created with)`,
-      wanted,
-    );
+    throw new SettingMismatchError(option, stored, wanted, "database");
   }
   return stored;
 }
