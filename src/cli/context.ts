@@ -94,14 +94,15 @@ const EARLIEST_EPOCH_MS = 100_000_000_000;
 
 /**
  * A time as typed on the command line: digits are epoch milliseconds (a number for the
- * parser), anything else goes to the parser as text. Digits that would be a time before
- * 1973 are refused: they are epoch seconds, which the parser would read as 1970.
+ * parser), anything else goes to the parser as text. Digits that would be a time in 1970
+ * to 1973 are refused: they are epoch seconds, which the parser would read as 1970 (0, the
+ * epoch itself, is no such mistake: `list --from 0`).
  */
 export function cliTime(value: string, field: string): string | number {
   const text = value.trim();
   if (!/^\d+$/.test(text)) return value;
   const n = Number(text);
-  if (n < EARLIEST_EPOCH_MS) {
+  if (n > 0 && n < EARLIEST_EPOCH_MS) {
     throw new InvalidJobError(
       field,
       `epoch milliseconds (${text} is ${new Date(n).toISOString()}; epoch seconds? then ${text}000)`,

@@ -202,6 +202,33 @@ describe("bad input", () => {
   });
 });
 
+describe("times as digits", () => {
+  it("reads 13 digits as epoch ms and 0 as the epoch, and refuses epoch seconds", async () => {
+    const r = await cliJson<{ job: { dueAt: number } }>([
+      "add",
+      "1796102111000",
+      "--target",
+      "t",
+      "--db",
+      ws.db,
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.body.job.dueAt).toBe(1796102111000);
+    const all = await cliJson<{ jobs: unknown[] }>(["list", "--from", "0", "--db", ws.db]);
+    expect(all.code).toBe(0);
+    expect(all.body.jobs).toHaveLength(1);
+    const secs = await cli([
+      "reschedule",
+      "01J0000000000000000000000",
+      "1796102111",
+      "--db",
+      ws.db,
+    ]);
+    expect(secs.code).toBe(2);
+    expect(secs.stderr).toMatch(/^error: <when>: expected epoch milliseconds \(1796102111 is 1970/);
+  });
+});
+
 describe("a mistyped --db", () => {
   it("is refused by every command that reads jobs, and no file is made", async () => {
     const typo = join(ws.dir, "typo.db");
