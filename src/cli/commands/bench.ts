@@ -12,6 +12,7 @@ import {
   type GlobalOptions,
 } from "../context.js";
 import { table } from "../format.js";
+import { isPostgresUrl, sqlitePathOf } from "../../stores/open-store.js";
 import { runSelfBench, selfBenchPassed, type Rate, type SelfBenchResult } from "../self-bench.js";
 
 interface BenchOptions {
@@ -59,7 +60,7 @@ Exit code 0, or 1 when a job fired early, twice or never, or an outcome is missi
         const jobs = parseIntFlag(o.jobs, "--jobs", 1000, 10_000_000)!;
         const windowMs = parseIntFlag(o.window, "--window", 100, 600_000)!;
         const say = o.json ? (_: string): void => undefined : out;
-        const dir = scratchDir(o.dir ?? dirname(resolve(resolveDb(g))), o.dir !== undefined);
+        const dir = scratchDir(o.dir ?? defaultParent(resolveDb(g)), o.dir !== undefined);
         // Ctrl-C must not leave a scratch file of hundreds of MB behind.
         const onSignal = (): void => {
           rmSync(dir, { recursive: true, force: true });
@@ -87,6 +88,13 @@ Exit code 0, or 1 when a job fired early, twice or never, or an outcome is missi
     );
 }
 
+/** Where the database the other commands use lives (a PostgreSQL URL: the current directory). */
+function defaultParent(db: string): string {
+  return isPostgresUrl(db) || db === ":memory:"
+    ? process.cwd()
+    : dirname(resolve(sqlitePathOf(db)));
+}
+
 /** A fresh scratch directory inside `parent`; a bad --dir is a usage error. */
 function scratchDir(parent: string, given: boolean): string {
   try {
@@ -98,7 +106,7 @@ function scratchDir(parent: string, given: boolean): string {
         "--dir",
         given
           ? "an existing, writable directory"
-          : "a writable current directory (or name one with --dir)",
+          : "an existing, writable directory (by default the database's: that of $DUETIME_DB, else the current one)",
         parent,
       );
     }
