@@ -35,6 +35,7 @@ export {
   InvalidOptionError,
   JobNotFoundError,
   JobNotPendingError,
+  SettingMismatchError,
   VersionConflictError,
 } from "./core/errors.js";
 export type * from "./store/store.js";

@@ -50,10 +50,15 @@ export async function withExistingScheduler<T>(
   cmd: Command,
   fn: (scheduler: Scheduler) => Promise<T>,
 ): Promise<T> {
-  const db = resolveDb(cmd.optsWithGlobals<GlobalOptions>());
-  if (!isPostgresUrl(db) && db !== ":memory:" && !existsSync(sqlitePathOf(db))) {
+  const g = cmd.optsWithGlobals<GlobalOptions>();
+  const db = resolveDb(g);
+  const path = sqlitePathOf(db);
+  if (!isPostgresUrl(db) && path !== ":memory:" && !existsSync(path)) {
+    // Name where the path came from: the flag, the variable, or the default.
+    const source =
+      g.db !== undefined ? "--db" : process.env.DUETIME_DB ? "DUETIME_DB" : "--db (default)";
     throw new InvalidJobError(
-      "--db",
+      source,
       `an existing database file (${cmd.name()} does not create one; add does)`,
       db,
     );
@@ -94,18 +99,23 @@ const EARLIEST_EPOCH_MS = 100_000_000_000;
 
 /**
  * A time as typed on the command line: digits are epoch milliseconds (a number for the
- * parser), anything else goes to the parser as text. Digits that would be a time in 1970
- * to 1973 are refused: they are epoch seconds, which the parser would read as 1970 (0, the
- * epoch itself, is no such mistake: `list --from 0`).
+ * parser), anything else goes to the parser as text. Digits that would be a time before
+ * 1973 are refused: epoch seconds, read as ms, are a time in 1970. `epochZero` lets `0`
+ * through, the epoch itself (`list --from 0`).
  */
-export function cliTime(value: string, field: string): string | number {
+export function cliTime(
+  value: string,
+  field: string,
+  opts: { epochZero?: boolean } = {},
+): string | number {
   const text = value.trim();
   if (!/^\d+$/.test(text)) return value;
   const n = Number(text);
-  if (n > 0 && n < EARLIEST_EPOCH_MS) {
+  if (n < EARLIEST_EPOCH_MS && !(n === 0 && opts.epochZero === true)) {
+    const seconds = n * 1000 >= EARLIEST_EPOCH_MS ? `; epoch seconds? then ${text}000` : "";
     throw new InvalidJobError(
       field,
-      `epoch milliseconds (${text} is ${new Date(n).toISOString()}; epoch seconds? then ${text}000)`,
+      `epoch milliseconds from 1973 on (${text} is ${new Date(n).toISOString()}${seconds})`,
       value,
     );
   }

@@ -24,10 +24,8 @@ export async function loadHandlers(path: string): Promise<Map<string, Handler>> 
   try {
     mod = (await import(url)) as Record<string, unknown>;
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    const missing =
-      code === "ERR_MODULE_NOT_FOUND" && String((err as Error).message).includes(resolve(path));
-    if (missing || code === "ERR_UNKNOWN_FILE_EXTENSION") {
+    // (A missing file was refused above: a module not found here is one the file imports.)
+    if ((err as { code?: unknown }).code === "ERR_UNKNOWN_FILE_EXTENSION") {
       throw new InvalidJobError("--handlers", EXPECTED, path);
     }
     throw new Error(`loading handlers from ${path}: ${(err as Error).message}`, { cause: err });

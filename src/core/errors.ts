@@ -56,8 +56,12 @@ export class InvalidOptionError extends DuetimeError {
     readonly option: string,
     readonly expected: string,
     readonly received: unknown,
+    options?: ErrorOptions,
   ) {
-    super(`option ${option}: expected ${expected}, received ${describeReceived(received)}`);
+    super(
+      `option ${option}: expected ${expected}, received ${describeReceived(received)}`,
+      options,
+    );
   }
 }
 
@@ -70,7 +74,7 @@ export class SettingMismatchError extends InvalidOptionError {
     option: string,
     readonly stored: number,
     received: number,
-    what: "database" | "schema",
+    readonly what: "database" | "schema",
   ) {
     super(option, `${stored} (the value this ${what} was created with)`, received);
   }

@@ -58,8 +58,9 @@ export async function openStore(db: string, options: OpenStoreOptions = {}): Pro
       const stored = granularityOf(err.stored);
       throw new InvalidOptionError(
         "bucketGranularity",
-        `${stored === undefined ? `${err.stored} ms buckets` : `"${stored}"`} (the granularity this database was created with)`,
+        `${stored === undefined ? `${err.stored} ms buckets` : `"${stored}"`} (the granularity this ${err.what} was created with)`,
         options.bucketGranularity,
+        { cause: err },
       );
     }
     throw err;

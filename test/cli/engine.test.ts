@@ -94,6 +94,14 @@ describe("duetime run", () => {
     const r = await cli(["run", "--handlers", empty, "--db", ws.db]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^error: --handlers: expected a module whose default export/);
+    // a module that exists but imports one that does not: that import is the error shown
+    const broken = join(ws.dir, "broken.mjs");
+    writeFileSync(broken, 'import "./gone.mjs";\nexport default { t: () => 1 };\n');
+    const b = await cli(["run", "--handlers", broken, "--db", ws.db]);
+    expect(b.code).toBe(1);
+    expect(b.stderr).toMatch(
+      /^error: loading handlers from .*broken\.mjs: Cannot find module .*gone\.mjs/,
+    );
     const missing = join(ws.dir, "missing.mjs");
     const m = await cli(["run", "--handlers", missing, "--db", ws.db]);
     expect(m.code).toBe(2);

@@ -174,12 +174,12 @@ describe("bad input", () => {
     [
       "epoch seconds for epoch ms",
       ["add", "1796102111", "--target", "t"],
-      /^error: <when>: expected epoch milliseconds \(1796102111 is 1970-01-21T18:55:02\.111Z; epoch seconds\? then 1796102111000\), received "1796102111"$/m,
+      /^error: when: expected epoch milliseconds from 1973 on \(1796102111 is 1970-01-21T18:55:02\.111Z; epoch seconds\? then 1796102111000\), received "1796102111"$/m,
     ],
     [
       "epoch seconds in a list range",
       ["list", "--from", "1796102111"],
-      /^error: --from: expected epoch milliseconds \(1796102111 is 1970/,
+      /^error: --from: expected epoch milliseconds from 1973 on \(1796102111 is 1970/,
     ],
     ["a bad status", ["list", "--status", "sleeping"], /^error: --status: expected one of pending/],
     [
@@ -203,8 +203,8 @@ describe("bad input", () => {
 });
 
 describe("times as digits", () => {
-  it("reads 13 digits as epoch ms and 0 as the epoch, and refuses epoch seconds", async () => {
-    const r = await cliJson<{ job: { dueAt: number } }>([
+  it("reads 13 digits as epoch ms and 0 as the epoch in a range, and refuses earlier digits", async () => {
+    const early = await cliJson<{ job: { dueAt: number } }>([
       "add",
       "1796102111000",
       "--target",
@@ -212,20 +212,42 @@ describe("times as digits", () => {
       "--db",
       ws.db,
     ]);
-    expect(r.code).toBe(0);
-    expect(r.body.job.dueAt).toBe(1796102111000);
+    expect(early.code).toBe(0);
+    expect(early.body.job.dueAt).toBe(1796102111000);
+    await cli(["add", "1896102111000", "--target", "t", "--db", ws.db]);
+    // --from 0 is the epoch: both; a bound between them: the later one only
     const all = await cliJson<{ jobs: unknown[] }>(["list", "--from", "0", "--db", ws.db]);
-    expect(all.code).toBe(0);
-    expect(all.body.jobs).toHaveLength(1);
-    const secs = await cli([
-      "reschedule",
-      "01J0000000000000000000000",
-      "1796102111",
+    expect(all.body.jobs).toHaveLength(2);
+    const later = await cliJson<{ jobs: unknown[] }>([
+      "list",
+      "--from",
+      "1800000000000",
       "--db",
       ws.db,
     ]);
-    expect(secs.code).toBe(2);
-    expect(secs.stderr).toMatch(/^error: <when>: expected epoch milliseconds \(1796102111 is 1970/);
+    expect(later.body.jobs).toHaveLength(1);
+    // the boundary: 1973-03-03T09:46:40Z is the first accepted millisecond
+    expect((await cli(["add", "100000000000", "--target", "t", "--db", ws.db])).code).toBe(0);
+    const before = await cli(["add", "99999999999", "--target", "t", "--db", ws.db]);
+    expect(before.code).toBe(2);
+    expect(before.stderr).toMatch(
+      /^error: when: expected epoch milliseconds from 1973 on \(99999999999 is 1973-03-03T09:46:39\.999Z; epoch seconds\? then 99999999999000\)/,
+    );
+    // too small to be seconds of a later date: no seconds hint; 0 is no due time
+    for (const [args, field] of [
+      [["add", "900", "--target", "t"], "when"],
+      [["add", "0", "--target", "t"], "when"],
+      [["retry", "01J0000000000000000000000", "--at", "1796102111"], "--at"],
+      [["reschedule", "01J0000000000000000000000", "1796102111"], "when"],
+    ] as const) {
+      const r = await cli([...args, "--db", ws.db]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(
+        new RegExp(`^error: ${field}: expected epoch milliseconds from 1973 on`),
+      );
+    }
+    const small = await cli(["add", "900", "--target", "t", "--db", ws.db]);
+    expect(small.stderr).not.toMatch(/epoch seconds/);
   });
 });
 
@@ -247,6 +269,14 @@ describe("a mistyped --db", () => {
         `error: --db: expected an existing database file (${args[0]} does not create one; add does), received ${JSON.stringify(typo)}\n`,
       );
     }
+    expect(existsSync(typo)).toBe(false);
+    // the same path from DUETIME_DB, or a sqlite: prefix, is refused naming its source
+    const fromEnv = await cli(["list"], { env: { DUETIME_DB: typo } });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toMatch(/^error: DUETIME_DB: expected an existing database file/);
+    const prefixed = await cli(["stats", "--db", `sqlite:${typo}`]);
+    expect(prefixed.code).toBe(2);
+    expect(prefixed.stderr).toMatch(/^error: --db: expected an existing database file/);
     expect(existsSync(typo)).toBe(false);
     // add creates it; then list reads it
     expect((await cli(["add", "in 1 hour", "--target", "t", "--db", typo])).code).toBe(0);

@@ -67,7 +67,7 @@ Examples:
             );
           }
           const r = await callApi<{ created: boolean; job: JobView }>(remote, "POST", "/v1/jobs", {
-            dueAt: cliTime(when, "<when>"),
+            dueAt: cliTime(when, "when"),
             timeZone,
             target: o.target,
             ...(o.payload === undefined ? {} : { payload: parsePayload(o.payload) }),
@@ -107,7 +107,7 @@ Examples:
           );
         }
         const input: ScheduleInput = {
-          dueAt: cliTime(when, "<when>"),
+          dueAt: cliTime(when, "when"),
           timeZone,
           target: o.target,
           ...(o.payload === undefined ? {} : { payload: parsePayload(o.payload) }),

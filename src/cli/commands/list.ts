@@ -52,8 +52,8 @@ export function registerList(program: Command): void {
             listPath({
               limit: parseIntFlag(o.limit, "--limit", 1, 1000)!,
               ...(o.status === undefined ? {} : { status: parseStatuses(o.status) }),
-              ...(o.from === undefined ? {} : { from: o.from }),
-              ...(o.to === undefined ? {} : { to: o.to }),
+              ...(o.from === undefined ? {} : { from: String(listTime(o.from, "--from")) }),
+              ...(o.to === undefined ? {} : { to: String(listTime(o.to, "--to")) }),
               ...(o.cursor === undefined ? {} : { cursor: o.cursor }),
               timeZone,
             }),
@@ -69,7 +69,7 @@ export function registerList(program: Command): void {
         }
         const now = Date.now();
         const when = (v: string, field: string): number =>
-          parseDueTime(cliTime(v, field), { now, timeZone, field });
+          parseDueTime(listTime(v, field), { now, timeZone, field });
         const query: ListQuery = {
           limit: parseIntFlag(o.limit, "--limit", 1, 1000)!,
           ...(o.status === undefined ? {} : { status: parseStatuses(o.status) }),
@@ -141,4 +141,9 @@ function parseStatuses(raw: string): JobStatus[] {
     throw new InvalidJobError("--status", `one of ${JOB_STATUSES.join(", ")}`, raw);
   }
   return list as JobStatus[];
+}
+
+/** A range bound as typed: `0` (the epoch) is a fine lower bound, unlike a due time. */
+function listTime(value: string, field: string): string | number {
+  return cliTime(value, field, { epochZero: true });
 }

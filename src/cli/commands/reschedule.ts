@@ -30,8 +30,9 @@ export function registerReschedule(program: Command): void {
       action(async (id: string, when: string, o: RescheduleOptions, cmd: Command) => {
         const timeZone = resolveTimeZone(o.tz);
         const expectedVersion = parseIntFlag(o.expectedVersion, "--expected-version", 0, 2 ** 52);
+        const dueAt = cliTime(when, "when");
         const r = await withExistingScheduler(cmd, (s) =>
-          s.reschedule(id, cliTime(when, "<when>"), {
+          s.reschedule(id, dueAt, {
             timeZone,
             ...(o.tenant === undefined ? {} : { tenant: o.tenant }),
             ...(expectedVersion === undefined ? {} : { expectedVersion }),
