@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import type { Scheduler } from "../api/scheduler.js";
 import type { BucketGranularity } from "../core/buckets.js";
 import { createScheduler, type CreateSchedulerOptions } from "../create-scheduler.js";
-import { isPostgresUrl, sqlitePathOf } from "../stores/open-store.js";
+import { sqliteFileOf } from "../stores/open-store.js";
 import { InvalidJobError, InvalidOptionError } from "../core/errors.js";
 import { assertTimeZone } from "../core/time-input.js";
 import { systemTimeZone } from "./format.js";
@@ -52,8 +52,8 @@ export async function withExistingScheduler<T>(
 ): Promise<T> {
   const g = cmd.optsWithGlobals<GlobalOptions>();
   const db = resolveDb(g);
-  const path = sqlitePathOf(db);
-  if (!isPostgresUrl(db) && path !== ":memory:" && !existsSync(path)) {
+  const file = sqliteFileOf(db);
+  if (file !== null && !existsSync(file)) {
     // Name where the path came from: the flag, the variable, or the default.
     const source =
       g.db !== undefined ? "--db" : process.env.DUETIME_DB ? "DUETIME_DB" : "--db (default)";

@@ -12,14 +12,15 @@ const EXPECTED =
  * or `export const handlers = {...}`. A path is resolved from the current directory.
  */
 export async function loadHandlers(path: string): Promise<Map<string, Handler>> {
-  if (!existsSync(resolve(path))) {
+  const file = resolve(path);
+  if (!existsSync(file)) {
     throw new InvalidJobError(
       "--handlers",
-      `an existing module file (${resolve(path)} does not exist)`,
+      `an existing module file (${file} does not exist)`,
       path,
     );
   }
-  const url = pathToFileURL(resolve(path)).href;
+  const url = pathToFileURL(file).href;
   let mod: Record<string, unknown>;
   try {
     mod = (await import(url)) as Record<string, unknown>;

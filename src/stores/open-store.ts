@@ -19,13 +19,20 @@ export interface OpenStoreOptions {
 }
 
 /** Whether `db` names a PostgreSQL database (a postgres:// or postgresql:// URL). */
-export function isPostgresUrl(db: string): boolean {
+function isPostgresUrl(db: string): boolean {
   return /^postgres(ql)?:\/\//i.test(db);
 }
 
-/** The SQLite file a `db` string names (`sqlite:` and `file:` prefixes removed). */
-export function sqlitePathOf(db: string): string {
+/** The SQLite path a `db` string names (`sqlite:` and `file:` prefixes removed). */
+function sqlitePathOf(db: string): string {
   return db.replace(/^(sqlite|file):(\/\/)?/i, "");
+}
+
+/** The file a `db` string names, or null when it names none (a PostgreSQL URL, `:memory:`). */
+export function sqliteFileOf(db: string): string | null {
+  if (isPostgresUrl(db)) return null;
+  const path = sqlitePathOf(db);
+  return path === ":memory:" ? null : path;
 }
 
 /**

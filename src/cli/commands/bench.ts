@@ -12,7 +12,7 @@ import {
   type GlobalOptions,
 } from "../context.js";
 import { table } from "../format.js";
-import { isPostgresUrl, sqlitePathOf } from "../../stores/open-store.js";
+import { sqliteFileOf } from "../../stores/open-store.js";
 import { runSelfBench, selfBenchPassed, type Rate, type SelfBenchResult } from "../self-bench.js";
 
 interface BenchOptions {
@@ -33,7 +33,7 @@ export function registerBench(program: Command): void {
     .option("--window <ms>", "window the precision phase's jobs are due across", "5000")
     .option(
       "--dir <path>",
-      "directory of the scratch file (the disk to measure; default: the system's temp directory)",
+      "directory of the scratch file: the disk to measure (default: that of $DUETIME_DB, else the current directory)",
     )
     .option("--json", "print only the result, as JSON")
     .addHelpText(
@@ -88,11 +88,10 @@ Exit code 0, or 1 when a job fired early, twice or never, or an outcome is missi
     );
 }
 
-/** Where the database the other commands use lives (a PostgreSQL URL: the current directory). */
+/** Where the database the other commands use lives (no file, as for a PostgreSQL URL: the current directory). */
 function defaultParent(db: string): string {
-  return isPostgresUrl(db) || db === ":memory:"
-    ? process.cwd()
-    : dirname(resolve(sqlitePathOf(db)));
+  const file = sqliteFileOf(db);
+  return file === null ? process.cwd() : dirname(resolve(file));
 }
 
 /** A fresh scratch directory inside `parent`; a bad --dir is a usage error. */

@@ -38,7 +38,7 @@ export interface CheckpointerOptions {
  * PASSIVE passes until at most `restartBacklog` frames are left to copy, then a RESTART
  * checkpoint: it takes the writer's lock, copies the rest back, syncs, waits for readers to
  * leave the WAL, and the next commit writes the WAL from its start. Writers wait for that
- * step, at most `restartWaitMs`. If the backlog never gets that small (writes outrun the
+ * step: the copy, plus waits bounded by `restartWaitMs`. If the backlog never gets that small (writes outrun the
  * passes), the RESTART runs anyway once the WAL holds four times `restartFrames`, so the file
  * stays bounded. With other connections in the way (a reader, another checkpoint) the
  * RESTART gives up and the next tick tries again.
