@@ -3,6 +3,7 @@ import { bucketOf } from "../../src/core/buckets.js";
 import { createIdGenerator, shardOf } from "../../src/core/ids.js";
 import type { Job, NewJob } from "../../src/core/job.js";
 import type { Store } from "../../src/store/store.js";
+import { describeTenantContract } from "./tenant-contract.js";
 
 /** Epoch of the contract tests: 2026-03-01T10:00:00Z, inside an hour bucket's start. */
 export const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
@@ -584,4 +585,5 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       expect(await store.jobGet({ id: jobs[3]!.id })).toMatchObject({ status: "pending" });
     });
   });
+  describeTenantContract(name, makeStore);
 }

@@ -276,7 +276,7 @@ export class PostgresStore implements Store {
     }
     await this.ensureLive([p.bucket], p.now);
     const shard = shardOf(p.id, this.shardCount);
-    const args = [
+    const args: Parameters<typeof moveOnce>[3] = [
       shard,
       p.id,
       p.tenant ?? null,
@@ -288,7 +288,7 @@ export class PostgresStore implements Store {
     for (let attempt = 0; ; attempt++) {
       const { rows, holder } = await this.run(
         from === "pending" ? "rescheduling a job" : "retrying a job",
-        () => withRetry(() => moveOnce(this.pool, this.sql, from, [shard, p.id], args)),
+        () => withRetry(() => moveOnce(this.pool, this.sql, from, args)),
       );
       if (rows[0]) {
         await this.notifyEarlier(p.dueAt, p.now);

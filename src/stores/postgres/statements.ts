@@ -174,14 +174,18 @@ export function statements(schema: string) {
     /**
      * Before a retry, in the same transaction: the dead job takes its idempotency key back
      * (job_keys primary key), unless another live job holds it now, whose id comes back.
+     * Both carry the same tenant and version filters as retryDead ($3, $4): a caller who is
+     * not the job's tenant (or holds a stale version) must not touch that tenant's keys.
      */
     retryKeyTake: `INSERT INTO ${s}.job_keys (tenant, key, shard, id)
       SELECT tenant, key, shard, id FROM ${s}.jobs_history
       WHERE shard = $1 AND id = $2 AND status = 'dead' AND key IS NOT NULL
+        AND ($3::text IS NULL OR tenant = $3) AND ($4::int IS NULL OR version = $4)
       ON CONFLICT (tenant, key) DO NOTHING`,
     retryKeyHolder: `SELECT k.id FROM ${s}.jobs_history h
       JOIN ${s}.job_keys k ON k.tenant = h.tenant AND k.key = h.key
-      WHERE h.shard = $1 AND h.id = $2 AND k.id <> h.id`,
+      WHERE h.shard = $1 AND h.id = $2 AND k.id <> h.id
+        AND ($3::text IS NULL OR h.tenant = $3)`,
 
     /**
      * Expired leases (index jobs_claimed_lease), oldest first, SKIP LOCKED so two sweepers
