@@ -7,7 +7,7 @@ import { createScheduler, type CreateSchedulerOptions } from "../create-schedule
 import { sqliteFileOf } from "../stores/open-store.js";
 import { InvalidJobError, InvalidOptionError } from "../core/errors.js";
 import { assertTimeZone } from "../core/time-input.js";
-import { systemTimeZone } from "./format.js";
+import { escapeControls, systemTimeZone } from "./format.js";
 
 /** Options every command accepts (declared once on the program, usable after the command). */
 export interface GlobalOptions {
@@ -129,9 +129,13 @@ export function resolveTimeZone(tz: string | undefined): string {
   return zone;
 }
 
-/** Writes one line to stdout. */
+/**
+ * Writes text to stdout, one line or several: every human-readable line of every command
+ * goes through here, so control characters in any value it carries are escaped (the
+ * newlines of the text itself kept); see escapeControls.
+ */
 export function out(text: string): void {
-  process.stdout.write(`${text}\n`);
+  process.stdout.write(`${escapeControls(text, "\n")}\n`);
 }
 
 /** Writes a value as JSON on one line (machine output). */

@@ -89,6 +89,7 @@ export function reportError(err: unknown, write: (line: string) => void): number
   const code = (e as { code?: unknown }).code;
   const prefix = typeof code === "string" && code.startsWith("SQLITE_") ? `database: ` : "";
   write(`error: ${prefix}${e.message}`);
-  if (process.env.DUETIME_DEBUG) write(e.stack ?? "");
+  // One line at a time: the writer escapes control characters, newlines included.
+  if (process.env.DUETIME_DEBUG) for (const line of (e.stack ?? "").split("\n")) write(line);
   return EXIT.failure;
 }

@@ -5,6 +5,53 @@ import type { Job, JobStatus } from "../index.js";
  * histogram bars. Machine output (`--json`) bypasses all of this.
  */
 
+/**
+ * Characters a terminal acts on instead of printing, or that reorder what follows: C0
+ * controls (ESC starts the sequences that move the cursor, retitle the window or rewrite the
+ * clipboard; CR overwrites the line; BEL rings), DEL, C1 controls (U+009B is a one-byte CSI
+ * for some terminals), the line and paragraph separators, and the bidirectional overrides,
+ * embeddings and isolates that make text display in another order than it reads.
+ */
+function isUnsafeCodeUnit(c: number): boolean {
+  return (
+    c < 0x20 ||
+    (c >= 0x7f && c <= 0x9f) ||
+    c === 0x061c ||
+    c === 0x200e ||
+    c === 0x200f ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    (c >= 0x202a && c <= 0x202e) ||
+    (c >= 0x2066 && c <= 0x2069)
+  );
+}
+
+function escapeCodeUnit(c: number): string {
+  return c <= 0xff
+    ? `\\x${c.toString(16).padStart(2, "0")}`
+    : `\\u${c.toString(16).padStart(4, "0")}`;
+}
+
+/**
+ * Text that tenants and receivers control (ids, keys, targets, errors, results) as it is
+ * safe to print on an operator's terminal: every control character, newline included, as a
+ * visible `\xNN` / `\uNNNN` escape, so a job cannot move the cursor, hide or forge lines,
+ * or reorder what is shown. Everything else (other Unicode included) is kept. `keep` lists
+ * characters left as they are (`out` keeps the newlines of its own multi-line text).
+ * `--json` output does not pass here: it is for programs, and JSON escapes C0 itself.
+ */
+export function escapeControls(text: string, keep = ""): string {
+  let out = "";
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (!isUnsafeCodeUnit(c) || keep.includes(text[i]!)) continue;
+    out += text.slice(from, i) + escapeCodeUnit(c);
+    from = i + 1;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
 /** The system's IANA time zone (what a person at this terminal means by "9am"). */
 export function systemTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
@@ -69,7 +116,8 @@ export function formatRelative(ms: number, now: number): string {
 }
 
 /** Left-aligned columns; `align` "r" right-aligns a column (numbers). */
-export function table(headers: string[], rows: string[][], align: ("l" | "r")[] = []): string {
+export function table(headers: string[], cells: string[][], align: ("l" | "r")[] = []): string {
+  const rows = cells.map((r) => r.map((c) => escapeControls(c)));
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: string[]): string =>
     cells
@@ -126,8 +174,13 @@ export function describeJob(job: Job, timeZone: string, now: number): string {
   }
   if (job.lastError !== null) lines.push(["last error", job.lastError]);
   if (job.lastResult !== null) lines.push(["last result", JSON.stringify(job.lastResult)]);
+  return labelled(lines);
+}
+
+/** "  label  value" lines, labels padded to one width, each value escaped (escapeControls). */
+export function labelled(lines: readonly (readonly [string, string])[]): string {
   const w = Math.max(...lines.map(([l]) => l.length));
-  return lines.map(([l, v]) => `  ${l.padEnd(w)}  ${v}`).join("\n");
+  return lines.map(([l, v]) => `  ${l.padEnd(w)}  ${escapeControls(v)}`).join("\n");
 }
 
 /** Status words padded for alignment in log lines. */

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { buildProgram } from "./program.js";
 import { reportError } from "./errors.js";
+import { escapeControls } from "./format.js";
 
 function packageVersion(): string {
   try {
@@ -27,5 +28,6 @@ process.stdout.on("error", (err: NodeJS.ErrnoException) => {
 try {
   await buildProgram(packageVersion()).parseAsync(process.argv);
 } catch (err) {
-  process.exitCode = reportError(err, (line) => process.stderr.write(`${line}\n`));
+  // Error messages can carry a server's or a job's text: escaped like every printed line.
+  process.exitCode = reportError(err, (line) => process.stderr.write(`${escapeControls(line)}\n`));
 }

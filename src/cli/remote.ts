@@ -3,7 +3,7 @@ import { Described, InvalidJobError } from "../core/errors.js";
 import type { JobStatus } from "../core/job.js";
 import type { JobView } from "../service/job-input.js";
 import { EXIT } from "./errors.js";
-import { formatInZone, formatRelative } from "./format.js";
+import { formatInZone, formatRelative, labelled } from "./format.js";
 
 /**
  * The CLI as a client of `duetime serve`: with --url and --api-key (or DUETIME_URL and
@@ -151,8 +151,7 @@ export function describeJobView(job: JobView, timeZone: string, now: number): st
   if (job.finishedAt !== null) lines.push(["finished", job.finishedAt]);
   if (job.lastError !== null) lines.push(["last error", job.lastError]);
   if (job.lastResult !== null) lines.push(["last result", JSON.stringify(job.lastResult)]);
-  const w = Math.max(...lines.map(([l]) => l.length));
-  return lines.map(([l, v]) => `  ${l.padEnd(w)}  ${v}`).join("\n");
+  return labelled(lines);
 }
 
 /** Query string of GET /v1/jobs from list flags. */

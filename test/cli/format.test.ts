@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   bar,
+  escapeControls,
   formatDuration,
   formatInZone,
   formatRelative,
@@ -56,5 +57,28 @@ describe("CLI text formatting", () => {
         ["l", "r"],
       ),
     ).toBe("A    N\nxx   1\ny   10");
+  });
+});
+
+describe("escapeControls", () => {
+  it("makes ESC sequences, CR, BEL, C1 controls and bidi overrides visible", () => {
+    expect(escapeControls("a\u001b[31mred\u001b[0m")).toBe("a\\x1b[31mred\\x1b[0m");
+    expect(escapeControls("\u001b]0;title\u0007")).toBe("\\x1b]0;title\\x07");
+    expect(escapeControls("done\rfake")).toBe("done\\x0dfake");
+    expect(escapeControls("one\ntwo\tthree\u0000")).toBe("one\\x0atwo\\x09three\\x00");
+    expect(escapeControls("\u007f\u0085\u009b2J")).toBe("\\x7f\\x85\\x9b2J");
+    expect(escapeControls("abc\u202edcba\u202c \u2066x\u2069 \u200f\u061c\u2028")).toBe(
+      "abc\\u202edcba\\u202c \\u2066x\\u2069 \\u200f\\u061c\\u2028",
+    );
+  });
+
+  it("keeps printable text, other Unicode and the characters asked for", () => {
+    const plain = "https://example.test/a?b=c Zoë 東京 ✓ █";
+    expect(escapeControls(plain)).toBe(plain);
+    expect(escapeControls("line 1\nline\u001b 2", "\n")).toBe("line 1\nline\\x1b 2");
+  });
+
+  it("is applied to every table cell and keeps columns aligned", () => {
+    expect(table(["A", "B"], [["x\u001b[2J", "1"]])).toBe("A         B\nx\\x1b[2J  1");
   });
 });

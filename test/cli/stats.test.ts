@@ -1,4 +1,7 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { bucketOf } from "../../src/core/buckets.js";
+import { createIdGenerator, shardOf } from "../../src/core/ids.js";
+import { openStore } from "../../src/stores/open-store.js";
 import { cli, cliJson, ensureBuilt, tempWorkspace } from "./helpers.js";
 
 const HOUR = 3_600_000;
@@ -8,7 +11,7 @@ interface StatsJson {
   bucketWidthMs: number;
   buckets: { bucket: number; pending: number }[];
   pendingBeyondBuckets: number;
-  lateness: { count: number; early: number };
+  lateness: { count: number; early: number; complete: boolean; limit: number; windowMs: number };
 }
 
 beforeAll(ensureBuilt, 120_000);
@@ -19,7 +22,78 @@ beforeEach(() => {
 });
 afterEach(() => ws.cleanup());
 
+/** `n` jobs that fired `lateMs` late, due in the last hour (written through the store). */
+async function firedJobs(db: string, n: number, lateMs: number): Promise<void> {
+  const store = await openStore(db);
+  const due = Date.now() - HOUR / 2;
+  let t = due;
+  const newId = createIdGenerator(() => t++);
+  const jobs = Array.from({ length: n }, () => {
+    const id = newId();
+    return {
+      id,
+      tenant: "default",
+      key: null,
+      dueAt: due,
+      bucket: bucketOf(due, store.bucketWidthMs),
+      shard: shardOf(id, store.shardCount),
+      payload: null,
+      target: "t",
+      targetOptions: null,
+      maxAttempts: 1,
+      expireAfterMs: null,
+    };
+  });
+  await store.jobsInsert({ jobs, now: due });
+  await store.bucketsStage({ until: due + HOUR, maxRows: n });
+  const claims = await store.jobsClaimDue({
+    now: due + lateMs,
+    dueBefore: due,
+    limit: n,
+    leaseMs: 60_000,
+    owner: "test",
+  });
+  expect(claims).toHaveLength(n);
+  await store.jobsSettle({
+    now: due + lateMs,
+    settlements: claims.map((c) => ({
+      id: c.id,
+      fence: c.fence,
+      firedAt: due + lateMs,
+      outcome: "succeeded" as const,
+      result: null,
+    })),
+  });
+  await store.close();
+}
+
 describe("duetime stats", () => {
+  it("says when lateness was measured on fewer jobs than fired (--lateness-limit)", async () => {
+    await firedJobs(ws.db, 25, 7);
+    const all = await cliJson<StatsJson>(["stats", "--db", ws.db]);
+    expect(all.code).toBe(0);
+    expect(all.body.lateness).toMatchObject({
+      count: 25,
+      complete: true,
+      limit: 10_000,
+      windowMs: 24 * HOUR,
+      early: 0,
+      p50: 7,
+    });
+    const some = await cliJson<StatsJson>(["stats", "--db", ws.db, "--lateness-limit", "10"]);
+    expect(some.body.lateness).toMatchObject({ count: 10, complete: false, limit: 10 });
+    // exactly as many as fired is complete: nothing was left out
+    const exact = await cliJson<StatsJson>(["stats", "--db", ws.db, "--lateness-limit", "25"]);
+    expect(exact.body.lateness).toMatchObject({ count: 25, complete: true, limit: 25 });
+    const text = await cli(["stats", "--db", ws.db, "--lateness-limit", "10"]);
+    expect(text.stdout).toContain(
+      "lateness of 10 jobs due in the last 24 h and fired (succeeded or dead; only the earliest due 10: more fired, see --lateness-limit)",
+    );
+    const bad = await cli(["stats", "--db", ws.db, "--lateness-limit", "0"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--lateness-limit: expected an integer from 1 to 10000000");
+  });
+
   it("counts jobs by state and shows pending jobs per bucket as numbers and bars", async () => {
     // Three jobs in the bucket two hours ahead, one in the next, one cancelled, and one a
     // year ahead (beyond the histogram's 48 buckets).

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import type { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { validateTenant } from "../../core/schedule-input.js";
 import { EXIT, usageError } from "../errors.js";
+import { escapeControls } from "../format.js";
 import { action, openScheduler, parseIntFlag, resolveDb, type GlobalOptions } from "../context.js";
 
 interface McpOptions {
@@ -83,7 +84,7 @@ fires reminders). The process exits 0 when stdin closes or on SIGINT/SIGTERM.`,
 }
 
 function log(line: string): void {
-  process.stderr.write(`duetime mcp: ${line}\n`);
+  process.stderr.write(`duetime mcp: ${escapeControls(line)}\n`);
 }
 
 /**

@@ -23,6 +23,7 @@ import { callApi, remoteWithoutTenant, type Remote } from "../remote.js";
 
 interface StatsOptions {
   buckets?: string;
+  latenessLimit?: string;
   tenant?: string;
   tz?: string;
   json?: boolean;
@@ -30,8 +31,11 @@ interface StatsOptions {
 
 /** How far back `stats` looks for fired jobs to measure lateness. */
 const LATENESS_WINDOW_MS = 86_400_000;
-/** Most finished jobs read for the lateness sample (bounded: stats must stay cheap). */
-const LATENESS_SAMPLE = 10_000;
+/**
+ * Default of --lateness-limit: most finished jobs read for lateness (bounded: stats must
+ * stay cheap on a busy database). When more fired, the output says the figures are partial.
+ */
+const LATENESS_LIMIT = 10_000;
 
 /** `duetime stats`: counts by state, the pending histogram by bucket, recent lateness. */
 export function registerStats(program: Command): void {
@@ -41,11 +45,17 @@ export function registerStats(program: Command): void {
     .option("--buckets <n>", "buckets ahead of now to show", "48")
     .option("--tenant <tenant>", "only this tenant's jobs")
     .option("--tz <iana>", "time zone for bucket labels (default: the system's)")
+    .option(
+      "--lateness-limit <n>",
+      "most fired jobs to read for lateness, earliest due first",
+      String(LATENESS_LIMIT),
+    )
     .option("--json", "print the stats as JSON")
     .action(
       action(async (o: StatsOptions, cmd: Command) => {
         const timeZone = resolveTimeZone(o.tz);
         const buckets = parseIntFlag(o.buckets, "--buckets", 1, 10_000)!;
+        const latenessLimit = parseIntFlag(o.latenessLimit, "--lateness-limit", 1, 10_000_000)!;
         const remote = remoteWithoutTenant(cmd, o.tenant);
         if (remote) {
           return remoteStats(remote, buckets, timeZone, o.json === true);
@@ -53,7 +63,10 @@ export function registerStats(program: Command): void {
         const tenant = o.tenant === undefined ? {} : { tenant: o.tenant };
         const now = Date.now();
         const [stats, lateness] = await withExistingScheduler(cmd, async (s) =>
-          Promise.all([s.stats({ ...tenant, buckets }), firedLateness(s, now, tenant)]),
+          Promise.all([
+            s.stats({ ...tenant, buckets }),
+            firedLateness(s, now, tenant, latenessLimit),
+          ]),
         );
         const shown = stats.buckets.reduce((n, b) => n + b.pending, 0);
         const beyond = Math.max(0, stats.counts.pending - shown);
@@ -92,9 +105,11 @@ export function registerStats(program: Command): void {
         if (lateness.count === 0) {
           out("lateness: no job due in the last 24 h has fired yet");
         } else {
-          const sample = lateness.count >= LATENESS_SAMPLE ? ", the earliest due" : "";
+          const partial = lateness.complete
+            ? ""
+            : `; only the earliest due ${lateness.count}: more fired, see --lateness-limit`;
           out(
-            `lateness of ${plural(lateness.count, "job")} due in the last 24 h and fired (succeeded or dead${sample}): ` +
+            `lateness of ${plural(lateness.count, "job")} due in the last 24 h and fired (succeeded or dead${partial}): ` +
               `p50 ${formatLateness(lateness.p50)}, p99 ${formatLateness(lateness.p99)}, ` +
               `max ${formatLateness(lateness.max)}, early ${lateness.early}`,
           );
@@ -105,7 +120,14 @@ export function registerStats(program: Command): void {
 }
 
 interface FiredLateness {
+  /** Jobs measured: all that fired in the window when `complete`, else the first `limit`. */
   count: number;
+  /** False when more jobs fired in the window than were read (`limit` was reached). */
+  complete: boolean;
+  /** Most jobs read (--lateness-limit), earliest due first. */
+  limit: number;
+  /** The window, in ms before now, whose due jobs are measured. */
+  windowMs: number;
   p50: number;
   p99: number;
   max: number;
@@ -122,24 +144,38 @@ async function firedLateness(
   s: Scheduler,
   now: number,
   tenant: { tenant?: string },
+  limit: number,
 ): Promise<FiredLateness> {
   const values: number[] = [];
   let cursor: string | undefined;
-  do {
+  let complete = true;
+  for (;;) {
     const page = await s.list({
       status: ["succeeded", "dead"],
       dueFrom: now - LATENESS_WINDOW_MS,
       dueTo: now + 1,
-      limit: 1000,
+      // one more than is wanted, so a full sample also tells whether anything was left out
+      limit: Math.min(1000, limit - values.length + 1),
       ...tenant,
       ...(cursor === undefined ? {} : { cursor }),
     });
-    for (const j of page.jobs) if (j.firedAt !== null) values.push(j.firedAt - j.dueAt);
+    for (const j of page.jobs) {
+      if (j.firedAt === null) continue;
+      if (values.length === limit) {
+        complete = false;
+        break;
+      }
+      values.push(j.firedAt - j.dueAt);
+    }
     cursor = page.nextCursor ?? undefined;
-  } while (cursor !== undefined && values.length < LATENESS_SAMPLE);
+    if (!complete || cursor === undefined) break;
+  }
   values.sort((a, b) => a - b);
   return {
     count: values.length,
+    complete,
+    limit,
+    windowMs: LATENESS_WINDOW_MS,
     p50: percentile(values, 50),
     p99: percentile(values, 99),
     max: values[values.length - 1] ?? 0,
