@@ -9,6 +9,7 @@ export type {
   ScheduleResult,
   ListPage,
   SchedulerStats,
+  ClockStats,
   SchedulerEvents,
   JobChange,
 } from "./api/scheduler.js";
@@ -19,6 +20,8 @@ export type { MinuteActivity } from "./api/activity.js";
 export type { SchedulerOptions } from "./engine/options.js";
 export type { Handler, HandlerContext } from "./engine/dispatcher.js";
 export type { Logger } from "./engine/logger.js";
+export type { ClockJump, ClockJumpSummary } from "./engine/clock-jumps.js";
+export type { ClockSkewReading } from "./engine/clock-skew.js";
 export { PermanentJobError, RetryLaterError } from "./engine/handler-errors.js";
 export { TimingWheel } from "./engine/timing-wheel.js";
 export type { ScheduleInput } from "./core/schedule-input.js";

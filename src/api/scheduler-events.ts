@@ -1,4 +1,5 @@
 import type { Job, JobStatus } from "../core/job.js";
+import type { ClockJump } from "../engine/clock-jumps.js";
 
 /** One change to a job, as the `changed` event reports it (a feed for live views). */
 export interface JobChange {
@@ -21,4 +22,6 @@ export interface SchedulerEvents {
   expired: [{ job: Job; latenessMs: number }];
   /** Every change this process made to a job, after it is stored. */
   changed: [JobChange];
+  /** The wall clock stepped against the monotonic clock while started (see docs/reliability.md). */
+  clockJump: [ClockJump];
 }

@@ -20,6 +20,7 @@ import { decodeCursor, encodeCursor, parseListQuery, type ListQuery } from "./li
 import { LatenessRecorder, type LatenessSummary } from "./lateness.js";
 import { ActivityRecorder } from "./activity.js";
 import type { JobChange, SchedulerEvents } from "./scheduler-events.js";
+import type { ClockJumpSummary } from "../engine/clock-jumps.js";
 
 export type { JobChange, SchedulerEvents } from "./scheduler-events.js";
 
@@ -45,6 +46,18 @@ export interface SchedulerStats {
   readonly lateness: LatenessSummary;
   /** Jobs claimed by this process and not yet settled. */
   readonly inFlight: number;
+  /** This process's clock: jumps noticed since it started, and its skew against the store's. */
+  readonly clock: ClockStats;
+}
+
+export interface ClockStats {
+  /** Wall-clock jumps noticed (wall clock against the monotonic clock) while started. */
+  readonly jumps: ClockJumpSummary;
+  /**
+   * This node's clock minus the store's at the latest check, ms (stores with a clock of their
+   * own: PostgreSQL), or null.
+   */
+  readonly skewMs: number | null;
 }
 
 /**
@@ -77,6 +90,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       handlers: this.handlers,
       fallbackHandler: () => this.fallback,
       onOutcome: (outcome) => this.report(outcome),
+      onClockJump: (jump) => this.emit("clockJump", jump),
     });
   }
 
@@ -249,6 +263,10 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       bucketWidthMs: width,
       lateness: this.lateness.summary(),
       inFlight: this.engine.inFlight,
+      clock: {
+        jumps: this.engine.clockJumps.summary(),
+        skewMs: this.engine.clockSkew?.last?.skewMs ?? null,
+      },
     };
   }
 

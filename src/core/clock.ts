@@ -3,8 +3,13 @@
  * drive time with a ManualClock instead of sleeping until a job is due.
  */
 export interface Clock {
-  /** Current time, epoch ms. */
+  /** Current time, epoch ms: the wall clock, which due times are read against. */
   now(): number;
+  /**
+   * Optional: a monotonic time in ms (any origin) that no wall-clock step moves, the time
+   * timers run on. With it the engine detects wall-clock jumps (see clock-jumps.ts).
+   */
+  monotonicNow?(): number;
   /** Calls `fn` after `delayMs` (>= 0). Returns a handle for `clearTimer`. */
   setTimer(fn: () => void, delayMs: number): TimerHandle;
   clearTimer(handle: TimerHandle): void;
@@ -25,6 +30,7 @@ export function systemClock(): Clock {
   let next = 1;
   return {
     now: () => Date.now(),
+    monotonicNow: () => performance.now(),
     setTimer(fn, delayMs) {
       const id = next++;
       const run = (): void => {
@@ -46,6 +52,7 @@ export function systemClock(): Clock {
 
 interface ManualTimer {
   id: number;
+  /** Monotonic time it is due at. */
   at: number;
   fn: () => void;
 }
@@ -54,22 +61,33 @@ interface ManualTimer {
  * A clock that only moves when told. `advance(ms)` fires every timer due in that span in
  * time order, letting pending promises settle between timers, so engine passes that a
  * timer starts can complete before the next one fires.
+ *
+ * As on a real machine, timers run on the monotonic time: `jump(ms)` steps the wall clock
+ * alone (an operator or NTP setting the time), moving no timer, so a test can reproduce
+ * what a clock jump does to a running scheduler.
  */
 export class ManualClock implements Clock {
   private current: number;
+  /** Wall minus monotonic time: changed only by `jump`. */
+  private offset: number;
   private timers: ManualTimer[] = [];
   private nextId = 1;
 
   constructor(start: number = Date.UTC(2026, 0, 1)) {
     this.current = start;
+    this.offset = start;
   }
 
   now(): number {
     return this.current;
   }
 
+  monotonicNow(): number {
+    return this.current - this.offset;
+  }
+
   setTimer(fn: () => void, delayMs: number): TimerHandle {
-    const timer = { id: this.nextId++, at: this.current + Math.max(0, delayMs), fn };
+    const timer = { id: this.nextId++, at: this.monotonicNow() + Math.max(0, delayMs), fn };
     this.timers.push(timer);
     return { id: timer.id };
   }
@@ -88,24 +106,39 @@ export class ManualClock implements Clock {
     await this.advanceTo(this.current + ms);
   }
 
+  /** Moves time forward to wall time `target` (see `advance`). */
   async advanceTo(target: number): Promise<void> {
     for (;;) {
       await settle();
+      const targetMono = target - this.offset;
       const due = this.timers
-        .filter((t) => t.at <= target)
+        .filter((t) => t.at <= targetMono)
         .sort((a, b) => a.at - b.at || a.id - b.id)[0];
       if (!due) break;
       this.timers = this.timers.filter((t) => t !== due);
-      this.current = Math.max(this.current, due.at);
+      this.current = Math.max(this.current, due.at + this.offset);
       due.fn();
     }
     this.current = Math.max(this.current, target);
     await settle();
   }
 
-  /** Sets the time without firing timers (a jump, as after downtime). */
+  /**
+   * Sets the time without firing timers, as after downtime: wall and monotonic time move
+   * together (a process that was not running sees no jump). Timers already due fire on the
+   * next `advance`.
+   */
   set(time: number): void {
     this.current = time;
+  }
+
+  /**
+   * Steps the wall clock by `ms` (negative: back) while the monotonic time and the timers
+   * stay where they are: a clock jump as a running process sees it.
+   */
+  jump(ms: number): void {
+    this.current += ms;
+    this.offset += ms;
   }
 }
 

@@ -1,5 +1,7 @@
 import type { Clock } from "../core/clock.js";
 import type { NodeServices, Store } from "../store/store.js";
+import { ClockJumpDetector, type ClockJump } from "./clock-jumps.js";
+import { ClockSkewCheck } from "./clock-skew.js";
 import { Dispatcher, type DispatchOutcome, type Handler } from "./dispatcher.js";
 import { LeaseSweeper } from "./lease-sweeper.js";
 import type { Logger } from "./logger.js";
@@ -16,6 +18,8 @@ export interface EngineDeps {
   readonly fallbackHandler: () => Handler | undefined;
   /** Every outcome, once settled (or found lost). */
   readonly onOutcome: (o: DispatchOutcome) => void;
+  /** Every wall-clock jump noticed while started (already logged). */
+  readonly onClockJump: (jump: ClockJump) => void;
 }
 
 /**
@@ -35,6 +39,9 @@ export class Engine {
   private readonly watcher: Watcher;
   private readonly sweeper: LeaseSweeper;
   private readonly retention: Retention;
+  readonly clockJumps: ClockJumpDetector;
+  /** Null for a store without a clock of its own (SQLite: the same machine's). */
+  readonly clockSkew: ClockSkewCheck | null;
   private unsubscribe: (() => void) | null = null;
   private node: NodeServices | null = null;
   private nodeStarting: Promise<void> | null = null;
@@ -86,6 +93,28 @@ export class Engine {
       retentionMs: o.retentionMs,
       intervalMs: o.retentionIntervalMs,
     });
+    this.clockJumps = new ClockJumpDetector({
+      clock: this.clock,
+      logger: this.logger,
+      thresholdMs: o.clockJumpThresholdMs,
+      intervalMs: o.clockCheckIntervalMs,
+      onJump: (jump) => {
+        // Timers run on the monotonic clock: what they were armed for is stale now.
+        this.wheel.clockJumped(jump.jumpMs);
+        this.watcher.wake();
+        deps.onClockJump(jump);
+      },
+    });
+    const store = this.store;
+    this.clockSkew = store.clockRead
+      ? new ClockSkewCheck({
+          clock: this.clock,
+          logger: this.logger,
+          storeNow: () => store.clockRead!(),
+          warnMs: o.clockSkewWarnMs,
+          intervalMs: o.clockSkewCheckIntervalMs,
+        })
+      : null;
   }
 
   get isStarted(): boolean {
@@ -129,6 +158,8 @@ export class Engine {
     this.watcher.start();
     this.sweeper.start();
     this.retention.start();
+    this.clockJumps.start();
+    this.clockSkew?.start();
   }
 
   /**
@@ -142,7 +173,13 @@ export class Engine {
     this.started = false;
     this.unsubscribe?.();
     this.unsubscribe = null;
-    await Promise.all([this.watcher.stop(), this.sweeper.stop(), this.retention.stop()]);
+    await Promise.all([
+      this.watcher.stop(),
+      this.sweeper.stop(),
+      this.retention.stop(),
+      this.clockJumps.stop(),
+      this.clockSkew?.stop(),
+    ]);
     await this.nodeStarting;
     await this.node?.stop();
     this.node = null;

@@ -63,6 +63,21 @@ export interface SchedulerOptions {
    */
   readonly maxHeld?: number;
   /**
+   * Smallest step of the wall clock against the monotonic clock reported as a clock jump
+   * (logged, counted in stats and metrics; see docs/reliability.md). Default 1000.
+   */
+  readonly clockJumpThresholdMs?: number;
+  /** How often the wall clock is compared with the monotonic clock while running. Default 1000. */
+  readonly clockCheckIntervalMs?: number;
+  /**
+   * For a store with a clock of its own (PostgreSQL): difference between this node's clock
+   * and the database's above which a warning is logged, checked at start and every
+   * `clockSkewCheckIntervalMs`. Default 1000.
+   */
+  readonly clockSkewWarnMs?: number;
+  /** How often this node's clock is compared with the store's. Default 60000. */
+  readonly clockSkewCheckIntervalMs?: number;
+  /**
    * Shards this node may claim; undefined means all. Called before every claim. By default a
    * store with node services (PostgreSQL) supplies it from its shard leases; pass it only to
    * run those services yourself.
@@ -110,6 +125,16 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
         ? null
         : int(o.maxPastMs, "maxPastMs", 0, 0, Number.MAX_SAFE_INTEGER),
     maxHeld: int(o.maxHeld, "maxHeld", 10_000, 1, 10_000_000),
+    clockJumpThresholdMs: int(o.clockJumpThresholdMs, "clockJumpThresholdMs", 1000, 10, 86_400_000),
+    clockCheckIntervalMs: int(o.clockCheckIntervalMs, "clockCheckIntervalMs", 1000, 10, 3_600_000),
+    clockSkewWarnMs: int(o.clockSkewWarnMs, "clockSkewWarnMs", 1000, 1, 86_400_000),
+    clockSkewCheckIntervalMs: int(
+      o.clockSkewCheckIntervalMs,
+      "clockSkewCheckIntervalMs",
+      60_000,
+      100,
+      86_400_000,
+    ),
     shards: o.shards,
   };
   if (r.stageAheadMs < r.horizonMs) {

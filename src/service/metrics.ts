@@ -82,6 +82,34 @@ export class ServiceMetrics {
       };
     for (const o of ["fired", "failed", "dead", "expired"] as const) scheduler.on(o, onOutcome(o));
     const registers = [this.registry];
+    const jumps = new client.Counter({
+      name: "duetime_clock_jumps_total",
+      help: "Steps of the wall clock against the monotonic clock noticed by this process, by direction (forward, back)",
+      labelNames: ["direction"],
+      registers,
+    });
+    for (const d of ["forward", "back"]) jumps.inc({ direction: d }, 0);
+    const jumpSize = new client.Histogram({
+      name: "duetime_clock_jump_seconds",
+      help: "Size of the wall-clock jumps noticed (absolute)",
+      buckets: [1, 2, 5, 10, 30, 60, 300, 3600],
+      registers,
+    });
+    scheduler.on("clockJump", ({ jumpMs }) => {
+      jumps.inc({ direction: jumpMs > 0 ? "forward" : "back" });
+      jumpSize.observe(Math.abs(jumpMs) / 1000);
+    });
+    // Only for a store with a clock of its own (PostgreSQL); SQLite shares this machine's.
+    if (scheduler.options.store.clockRead) {
+      new client.Gauge({
+        name: "duetime_clock_skew_seconds",
+        help: "This node's clock minus the database's at the latest check (NaN before the first)",
+        registers,
+        async collect() {
+          this.set(((await stats()).clock.skewMs ?? NaN) / 1000);
+        },
+      });
+    }
     // One read of the store's counters per scrape, shared by the gauges below.
     let snapshot: { at: number; stats: ReturnType<Scheduler["stats"]> } | null = null;
     const stats = (): ReturnType<Scheduler["stats"]> => {

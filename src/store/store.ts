@@ -100,6 +100,13 @@ export interface Store {
   nodeStart?(params: NodeStartParams): Promise<NodeServices>;
 
   /**
+   * Optional: the store's own current time, epoch ms (PostgreSQL: `clock_timestamp()`), for a
+   * store shared by nodes whose clocks must agree. The engine compares it with its clock at
+   * start and periodically and warns on skew.
+   */
+  clockRead?(): Promise<number>;
+
+  /**
    * Optional: calls `listener` when another writer schedules a job that may be due earlier
    * than what this process knows about (PostgreSQL LISTEN/NOTIFY). Returns an unsubscribe.
    */

@@ -386,6 +386,13 @@ export class PostgresStore implements Store {
     return dropped + (r.rowCount ?? 0);
   }
 
+  async clockRead(): Promise<number> {
+    const { rows } = await this.run("reading the database's clock", () =>
+      this.pool.query<{ now_ms: number }>(this.sql.clockRead),
+    );
+    return rows[0]!.now_ms;
+  }
+
   onEarlierDue(listener: (dueAt: number) => void): () => void {
     return this.notifier.subscribe(listener);
   }

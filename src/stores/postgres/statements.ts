@@ -28,6 +28,11 @@ export type Statements = ReturnType<typeof statements>;
 export function statements(schema: string) {
   const s = `"${schema}"`;
   return {
+    /**
+     * The database's time, epoch ms, for the engine's clock-skew check: clock_timestamp()
+     * is the time at execution (now() would be the transaction's start).
+     */
+    clockRead: `SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms`,
     metaGet: `SELECT value FROM ${s}.meta WHERE name = $1`,
     metaInsert: `INSERT INTO ${s}.meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
 
