@@ -22,6 +22,6 @@ export interface SchedulerEvents {
   expired: [{ job: Job; latenessMs: number }];
   /** Every change this process made to a job, after it is stored. */
   changed: [JobChange];
-  /** The wall clock stepped against the monotonic clock while started (see docs/reliability.md). */
+  /** The wall clock stepped against the monotonic clock while started (see docs/clocks.md). */
   clockJump: [ClockJump];
 }

@@ -64,7 +64,7 @@ export interface SchedulerOptions {
   readonly maxHeld?: number;
   /**
    * Smallest step of the wall clock against the monotonic clock reported as a clock jump
-   * (logged, counted in stats and metrics; see docs/reliability.md). Default 1000.
+   * (logged, counted in stats and metrics; see docs/clocks.md). Default 1000.
    */
   readonly clockJumpThresholdMs?: number;
   /** How often the wall clock is compared with the monotonic clock while running. Default 1000. */
