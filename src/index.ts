@@ -19,6 +19,7 @@ export { ActivityRecorder } from "./api/activity.js";
 export type { MinuteActivity } from "./api/activity.js";
 export type { SchedulerOptions } from "./engine/options.js";
 export type { Handler, HandlerContext } from "./engine/dispatcher.js";
+export type { FairShare } from "./engine/fair-queue.js";
 export type { Logger } from "./engine/logger.js";
 export type { ClockJump, ClockJumpSummary } from "./engine/clock-jumps.js";
 export type { ClockSkewReading } from "./engine/clock-skew.js";

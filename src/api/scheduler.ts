@@ -13,6 +13,7 @@ import {
 import { parseDueTime } from "../core/time-input.js";
 import type { BucketCount, CancelResult, RescheduleResult, Store } from "../store/store.js";
 import type { DispatchOutcome, Handler } from "../engine/dispatcher.js";
+import type { FairShare } from "../engine/fair-queue.js";
 import { Engine } from "../engine/engine.js";
 import type { Logger } from "../engine/logger.js";
 import { resolveOptions, type ResolvedOptions, type SchedulerOptions } from "../engine/options.js";
@@ -72,6 +73,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private readonly newId: () => string;
   private readonly handlers = new Map<string, Handler>();
   private fallback: Handler | undefined;
+  private fallbackShare: FairShare | undefined;
   private readonly lateness = new LatenessRecorder();
   /** Per-minute outcomes and lateness of what this process fired (last hour). */
   readonly activity = new ActivityRecorder();
@@ -89,6 +91,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       options: o,
       handlers: this.handlers,
       fallbackHandler: () => this.fallback,
+      fallbackFairShare: () => this.fallbackShare,
       onOutcome: (outcome) => this.report(outcome),
       onClockJump: (jump) => this.emit("clockJump", jump),
     });
@@ -106,11 +109,27 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /**
    * Registers the handler for jobs whose target has no named handler (the HTTP service uses
-   * it to deliver webhooks to URL targets).
+   * it to deliver webhooks to URL targets). With `fairShare`, its jobs wait in one lane per
+   * key within their tenant, each lane running at most `fairShare.concurrency` at once
+   * (webhooks: per origin); without it they share one lane like a named handler's.
    */
-  handleOther(handler: Handler): this {
+  handleOther(handler: Handler, opts: { fairShare?: FairShare } = {}): this {
     if (typeof handler !== "function") throw new InvalidJobError("handler", "a function", handler);
+    const share = opts.fairShare;
+    if (share !== undefined) {
+      if (typeof share.keyOf !== "function") {
+        throw new InvalidJobError("fairShare.keyOf", "a function", share.keyOf);
+      }
+      if (!Number.isInteger(share.concurrency) || share.concurrency < 1) {
+        throw new InvalidJobError(
+          "fairShare.concurrency",
+          "an integer of at least 1",
+          share.concurrency,
+        );
+      }
+    }
     this.fallback = handler;
+    this.fallbackShare = share;
     return this;
   }
 

@@ -3,6 +3,7 @@ import { bucketOf } from "../core/buckets.js";
 import type { Job, JsonValue } from "../core/job.js";
 import type { Settlement } from "../store/store.js";
 import { backoffDelay } from "./backoff.js";
+import { FairQueue, type FairShare, type Lane } from "./fair-queue.js";
 import type { Logger } from "./logger.js";
 import { PermanentJobError, RetryLaterError } from "./handler-errors.js";
 import type { Settler } from "./settler.js";
@@ -44,19 +45,32 @@ export interface DispatcherDeps {
   readonly handlers: ReadonlyMap<string, Handler>;
   /** Handler for targets with no named handler (the service's webhook delivery), if any. */
   readonly fallbackHandler: () => Handler | undefined;
+  /** How the fallback handler's jobs share slots within a tenant (webhooks: per origin). */
+  readonly fallbackFairShare: () => FairShare | undefined;
   readonly concurrency: number;
+  /** Most handlers of one tenant running at once. */
+  readonly tenantConcurrency: number;
   readonly handlerTimeoutMs: number;
   readonly backoff: { baseMs: number; maxMs: number };
   readonly bucketWidthMs: number;
   readonly onOutcome: (o: DispatchOutcome) => void;
   /** Called when a job leaves the dispatcher (capacity freed). */
   readonly onCapacity: () => void;
+  /** Unstarted jobs given back before their lease ran out, once recorded as pending again. */
+  readonly onReleased: (jobs: readonly Job[]) => void;
 }
 
 /**
  * Fires due jobs with a concurrency limit: looks up the handler by the job's target,
  * applies the misfire policy, runs it with a timeout, and settles the outcome (success,
  * retry with backoff and jitter, dead, expired) through the settler.
+ *
+ * Slots are shared fairly (FairQueue): tenants with waiting jobs take turns, each running at
+ * most `tenantConcurrency`, and within a tenant the lanes of its targets take turns (a named
+ * handler is one lane; webhooks have a lane per origin with its own cap). A job that waits
+ * so long that its lease could run out before its handler's timeout is given back unstarted
+ * (pending again, its attempt not counted) rather than started on a claim that may already
+ * be lost, or left for the lease sweeper to count as a failed attempt.
  *
  * The limit counts running handlers only: a slot is freed as soon as the handler returns or
  * throws, while its settlement waits for the settler's next batch. Holding the slot until
@@ -69,9 +83,8 @@ export interface DispatcherDeps {
  * garbage) were a fifth of the engine's own time in profiles.
  */
 export class Dispatcher {
-  /** Jobs waiting for a slot: a queue read from `head` (shift() is O(n) per job). */
-  private queue: Job[] = [];
-  private head = 0;
+  /** Jobs waiting for a slot. */
+  private readonly queue: FairQueue;
   /** Handlers running (slots taken). */
   private running = 0;
   /** Attempts finished whose settlement is not yet recorded and reported. */
@@ -83,24 +96,28 @@ export class Dispatcher {
   private readonly inFlight = new Set<RunningHandler>();
   private sweepTimer: TimerHandle | null = null;
 
-  constructor(private readonly d: DispatcherDeps) {}
+  constructor(private readonly d: DispatcherDeps) {
+    this.queue = new FairQueue(d.tenantConcurrency);
+  }
 
   /** Jobs queued, running, or waiting for their settlement to be recorded. */
   get load(): number {
-    return this.queue.length - this.head + this.running + this.settling;
+    return this.queue.size + this.running + this.settling;
   }
 
   submit(job: Job): void {
-    this.queue.push(job);
+    // Named handlers are one lane each; the fallback's jobs are laned by its FairShare. The
+    // prefixes keep a handler name from ever sharing a lane with a fallback key.
+    const share = this.d.handlers.has(job.target) ? undefined : this.d.fallbackFairShare();
+    if (share) this.queue.push(job, `other ${share.keyOf(job)}`, share.concurrency);
+    else this.queue.push(job, `handler ${job.target}`, Infinity);
     this.pump();
+    this.armSweep();
   }
 
   /** Takes back jobs not yet started (to release their claims when stopping). */
   takeQueued(): Job[] {
-    const rest = this.queue.slice(this.head);
-    this.queue = [];
-    this.head = 0;
-    return rest;
+    return this.queue.drain();
   }
 
   /** Resolves when nothing runs and every finished attempt is recorded and reported. */
@@ -120,15 +137,11 @@ export class Dispatcher {
     if (this.pumping) return;
     this.pumping = true;
     try {
-      while (this.running < this.d.concurrency && this.head < this.queue.length) {
-        const job = this.queue[this.head]!;
-        this.queue[this.head++] = undefined as unknown as Job;
-        if (this.head > 1024 && this.head * 2 > this.queue.length) {
-          this.queue = this.queue.slice(this.head);
-          this.head = 0;
-        }
+      while (this.running < this.d.concurrency) {
+        const next = this.queue.take();
+        if (!next) break;
         this.running++;
-        this.start(job);
+        this.start(next.job, next.lane);
       }
     } finally {
       this.pumping = false;
@@ -136,11 +149,18 @@ export class Dispatcher {
   }
 
   /** Applies the misfire policy and starts the handler (the slot is taken). */
-  private start(job: Job): void {
+  private start(job: Job, lane: Lane): void {
     const now = this.d.clock.now();
+    if (now > this.startDeadline(job)) {
+      this.running--;
+      this.queue.done(lane);
+      this.release([job]);
+      return;
+    }
     const latenessMs = now - job.dueAt;
     if (job.expireAfterMs !== null && latenessMs > job.expireAfterMs) {
       this.finish(
+        lane,
         {
           id: job.id,
           fence: job.fence,
@@ -155,6 +175,7 @@ export class Dispatcher {
     const handler = this.d.handlers.get(job.target) ?? this.d.fallbackHandler();
     const run: RunningHandler = {
       job,
+      lane,
       startedAt: now,
       latenessMs,
       timeout: null,
@@ -190,10 +211,11 @@ export class Dispatcher {
     if (run.done) return;
     run.done = true;
     this.inFlight.delete(run);
-    const { job, latenessMs } = run;
+    const { job, latenessMs, lane } = run;
     if (err === null) {
       const result = toJsonResult(value);
       this.finish(
+        lane,
         { id: job.id, fence: job.fence, firedAt: run.startedAt, outcome: "succeeded", result },
         { kind: "fired", job, latenessMs, result, applied: false },
       );
@@ -204,6 +226,7 @@ export class Dispatcher {
     const retryable = !(err instanceof PermanentJobError) && job.attempts < job.maxAttempts;
     if (!retryable) {
       this.finish(
+        lane,
         { ...base, outcome: "dead", error },
         { kind: "dead", job, latenessMs, error, applied: false },
       );
@@ -213,6 +236,7 @@ export class Dispatcher {
     const retryAt =
       this.d.clock.now() + Math.max(retryAfterMs, backoffDelay(job.attempts, this.d.backoff));
     this.finish(
+      lane,
       {
         ...base,
         outcome: "retry",
@@ -225,8 +249,9 @@ export class Dispatcher {
   }
 
   /** Frees the slot, then records the settlement and reports the outcome once written. */
-  private finish(settlement: Settlement, outcome: DispatchOutcome): void {
+  private finish(lane: Lane, settlement: Settlement, outcome: DispatchOutcome): void {
     this.running--;
+    this.queue.done(lane);
     this.settling++;
     this.pump();
     void this.d.settler.settle(settlement).then((applied) => {
@@ -234,17 +259,56 @@ export class Dispatcher {
         outcome.applied = applied;
         this.d.onOutcome(outcome);
       } finally {
-        this.settling--;
-        this.d.onCapacity();
-        if (this.running === 0 && this.settling === 0) {
-          for (const w of this.idleWaiters.splice(0)) w();
-        }
+        this.settled(1);
       }
     });
   }
 
+  private settled(n: number): void {
+    this.settling -= n;
+    this.d.onCapacity();
+    if (this.running === 0 && this.settling === 0) {
+      for (const w of this.idleWaiters.splice(0)) w();
+    }
+  }
+
+  /**
+   * The latest moment a waiting job may start: its handler may run `handlerTimeoutMs`, and
+   * must be done before the lease runs out (after which the claim may be someone else's).
+   */
+  private startDeadline(job: Job): number {
+    return job.leaseExpiresAt === null ? Infinity : job.leaseExpiresAt - this.d.handlerTimeoutMs;
+  }
+
+  /** Gives unstarted claims back (pending again, the attempt not counted). */
+  private release(jobs: Job[]): void {
+    const now = this.d.clock.now();
+    this.settling += jobs.length;
+    this.d.logger.info(
+      { jobs: jobs.length, queued: this.queue.size, running: this.running },
+      "gave back claimed jobs that could not start before their lease ran out",
+    );
+    void Promise.all(
+      jobs.map((j) =>
+        this.d.settler.settle({ id: j.id, fence: j.fence, firedAt: now, outcome: "release" }),
+      ),
+    ).then(() => {
+      try {
+        this.d.onReleased(jobs);
+      } finally {
+        this.settled(jobs.length);
+      }
+    });
+  }
+
+  /**
+   * One timer (not one per job) times out running handlers and gives back waiting jobs past
+   * their start deadline. It runs at least every `handlerTimeoutMs`, and a deadline leaves a
+   * whole handler timeout before the lease ends, so a give-back is recorded before the lease
+   * sweeper could count the claim as a failed attempt.
+   */
   private armSweep(): void {
-    if (this.sweepTimer || this.inFlight.size === 0) return;
+    if (this.sweepTimer || (this.inFlight.size === 0 && this.queue.size === 0)) return;
     const every = Math.min(1000, this.d.handlerTimeoutMs);
     this.sweepTimer = this.d.clock.setTimer(() => {
       this.sweepTimer = null;
@@ -255,6 +319,9 @@ export class Dispatcher {
         run.timeout?.abort(err);
         this.handlerDone(run, err, undefined);
       }
+      // deadline - every: the job is back before its deadline passes, not up to `every` after
+      const late = this.queue.remove((job) => now > this.startDeadline(job) - every);
+      if (late.length > 0) this.release(late);
       this.armSweep();
     }, every);
   }
@@ -262,6 +329,7 @@ export class Dispatcher {
 
 interface RunningHandler {
   readonly job: Job;
+  readonly lane: Lane;
   readonly startedAt: number;
   readonly latenessMs: number;
   timeout: AbortController | null;

@@ -3,6 +3,7 @@ import type { NodeServices, Store } from "../store/store.js";
 import { ClockJumpDetector, type ClockJump } from "./clock-jumps.js";
 import { ClockSkewCheck } from "./clock-skew.js";
 import { Dispatcher, type DispatchOutcome, type Handler } from "./dispatcher.js";
+import type { FairShare } from "./fair-queue.js";
 import { LeaseSweeper } from "./lease-sweeper.js";
 import type { Logger } from "./logger.js";
 import type { ResolvedOptions } from "./options.js";
@@ -16,6 +17,8 @@ export interface EngineDeps {
   readonly handlers: ReadonlyMap<string, Handler>;
   /** Handler for targets with no named handler, if any. */
   readonly fallbackHandler: () => Handler | undefined;
+  /** How the fallback handler's jobs share slots within a tenant, if it says. */
+  readonly fallbackFairShare: () => FairShare | undefined;
   /** Every outcome, once settled (or found lost). */
   readonly onOutcome: (o: DispatchOutcome) => void;
   /** Every wall-clock jump noticed while started (already logged). */
@@ -60,12 +63,16 @@ export class Engine {
       settler: this.settler,
       handlers: deps.handlers,
       fallbackHandler: deps.fallbackHandler,
+      fallbackFairShare: deps.fallbackFairShare,
       concurrency: o.concurrency,
+      tenantConcurrency: o.tenantConcurrency,
       handlerTimeoutMs: o.handlerTimeoutMs,
       backoff: { baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs },
       bucketWidthMs: this.store.bucketWidthMs,
       onOutcome: deps.onOutcome,
       onCapacity: () => this.watcher.capacityFreed(),
+      // pending and due again: claim them back (with a fresh lease) as soon as there is room
+      onReleased: (jobs) => this.wakeFor(Math.min(...jobs.map((j) => j.dueAt))),
     });
     this.wheel = new WheelDriver(this.clock, (jobs) => {
       for (const j of jobs) this.dispatcher.submit(j);

@@ -20,6 +20,13 @@ export interface SchedulerOptions {
   readonly defaultTenant?: string;
   /** Handlers running at once. Default 100. */
   readonly concurrency?: number;
+  /**
+   * Handlers one tenant may run at once. Tenants with due work take turns at the free slots;
+   * this cap keeps slots free for the others while one tenant's slow targets hold theirs, so
+   * a tenant arriving later starts at once instead of waiting for a slot to free. Default:
+   * concurrency minus a tenth of it (90 of 100; all of them below 10).
+   */
+  readonly tenantConcurrency?: number;
   /** Jobs claimed per claim statement. Default 500. */
   readonly claimBatchSize?: number;
   /**
@@ -97,13 +104,21 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
   if (!o || typeof o.store !== "object" || o.store === null) {
     throw new InvalidOptionError("store", "a Store (see openStore)", o?.store);
   }
+  const concurrency = int(o.concurrency, "concurrency", 100, 1, 100_000);
   const r = {
     store: o.store,
     clock: o.clock ?? systemClock(),
     logger: o.logger ?? defaultLogger(),
     nodeId: o.nodeId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`,
     defaultTenant: o.defaultTenant ?? "default",
-    concurrency: int(o.concurrency, "concurrency", 100, 1, 100_000),
+    concurrency,
+    tenantConcurrency: int(
+      o.tenantConcurrency,
+      "tenantConcurrency",
+      concurrency - Math.floor(concurrency / 10),
+      1,
+      concurrency,
+    ),
     claimBatchSize: int(o.claimBatchSize, "claimBatchSize", 500, 1, 100_000),
     horizonMs: int(o.horizonMs, "horizonMs", 1000, 0, 3_600_000),
     stageAheadMs: int(o.stageAheadMs, "stageAheadMs", 60_000, 0, 86_400_000),

@@ -23,8 +23,12 @@ export interface ServiceOptions {
   readonly host?: string;
   /** Accept and deliver to private, loopback and link-local webhook targets. Default false. */
   readonly allowPrivateTargets?: boolean;
-  /** Per-attempt webhook timeout in ms. Default 10000. */
+  /** Per-attempt webhook timeout in ms (from when the request is sent). Default 10000. */
   readonly webhookTimeoutMs?: number;
+  /** Open webhook connections per origin, all tenants together. Default 64. */
+  readonly webhookConnectionsPerOrigin?: number;
+  /** Webhook deliveries one tenant runs at once to one origin. Default webhookConnectionsPerOrigin. */
+  readonly webhookConcurrencyPerOrigin?: number;
   /** Per-key rate limit. Default 100 requests/s, burst 200. */
   readonly rateLimit?: RateLimitOptions;
   /** Largest single-job request body, bytes. Default 262144. */
@@ -90,9 +94,15 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     secretFor: cachedSecrets(keys, o.secretCacheMs ?? 5000),
     allowPrivateTargets: o.allowPrivateTargets ?? false,
     ...(o.webhookTimeoutMs === undefined ? {} : { timeoutMs: o.webhookTimeoutMs }),
+    ...(o.webhookConnectionsPerOrigin === undefined
+      ? {}
+      : { connectionsPerOrigin: o.webhookConnectionsPerOrigin }),
+    ...(o.webhookConcurrencyPerOrigin === undefined
+      ? {}
+      : { concurrencyPerOrigin: o.webhookConcurrencyPerOrigin }),
     onAttempt: (a) => metrics.observeDelivery(a),
   });
-  scheduler.handleOther(webhook.handler);
+  scheduler.handleOther(webhook.handler, { fairShare: webhook.fairShare });
   metrics.watch(scheduler);
   const mcpHandler =
     o.mcp === false

@@ -1,7 +1,9 @@
 import { Agent, request, errors as undiciErrors } from "undici";
 import type { Job } from "../../core/job.js";
 import type { Handler, HandlerContext } from "../../engine/dispatcher.js";
+import type { FairShare } from "../../engine/fair-queue.js";
 import { PermanentJobError, RetryLaterError } from "../../engine/handler-errors.js";
+import { InvalidOptionError } from "../../core/errors.js";
 import { guardedLookup, literalAddressRefusal, PrivateAddressError } from "./address-guard.js";
 import {
   ATTEMPT_HEADER,
@@ -15,14 +17,24 @@ import {
 export interface WebhookOptions {
   /** Resolves the tenant's signing secret (created on first use). Required. */
   readonly secretFor: (tenant: string) => Promise<string>;
-  /** Per-attempt timeout in ms (connect, headers and body). Default 10000. */
+  /**
+   * Per-attempt timeout in ms, for each of: connecting, the answer's headers after the
+   * request is sent, and each read of its body. Counted from when the request goes out on a
+   * connection, never while it waits for one. Default 10000.
+   */
   readonly timeoutMs?: number;
   /** Allow targets on private, loopback and link-local addresses. Default false. */
   readonly allowPrivateTargets?: boolean;
   /** Longest Retry-After honoured, in ms (longer ones are capped). Default 86400000 (a day). */
   readonly maxRetryAfterMs?: number;
-  /** Open connections per origin. Default 64. */
+  /** Open connections per origin (all tenants together). Default 64. */
   readonly connectionsPerOrigin?: number;
+  /**
+   * Deliveries one tenant runs at once to one origin (the engine's fair share: the tenant's
+   * other origins and other tenants keep their turns while this one is slow). Default
+   * connectionsPerOrigin.
+   */
+  readonly concurrencyPerOrigin?: number;
   /** Told about every attempt (metrics). */
   readonly onAttempt?: (a: DeliveryAttempt) => void;
   /** Clock for the signature timestamp, epoch ms. Default Date.now. */
@@ -65,6 +77,8 @@ export const RESERVED_HEADERS: readonly string[] = [
 export interface WebhookDelivery {
   /** The scheduler handler for URL targets (`scheduler.handleOther`). */
   readonly handler: Handler;
+  /** Its fair share: one lane per tenant and origin (`handleOther(handler, { fairShare })`). */
+  readonly fairShare: FairShare;
   /** Closes the connection pool. */
   close(): Promise<void>;
 }
@@ -80,8 +94,16 @@ export function createWebhookDelivery(options: WebhookOptions): WebhookDelivery 
   const allowPrivate = options.allowPrivateTargets ?? false;
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 86_400_000;
   const now = options.now ?? Date.now;
+  const connections = positiveInt(options.connectionsPerOrigin, "connectionsPerOrigin", 64);
+  const concurrency = positiveInt(
+    options.concurrencyPerOrigin,
+    "concurrencyPerOrigin",
+    connections,
+  );
+  // headersTimeout and bodyTimeout run only while the request is on a connection; a timer
+  // started with the attempt (AbortSignal.timeout) also counted the wait for a free one.
   const agent = new Agent({
-    connections: options.connectionsPerOrigin ?? 64,
+    connections,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
     connectTimeout: timeoutMs,
@@ -95,7 +117,8 @@ export function createWebhookDelivery(options: WebhookOptions): WebhookDelivery 
     const url = targetUrl(job, allowPrivate, report);
     const secret = await options.secretFor(job.tenant);
     const { body, headers } = signedRequest(job, ctx.attempt, secret, Math.floor(now() / 1000));
-    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
+    // the engine's signal: the handler timeout (from the attempt's start) or a hard stop
+    const signal = ctx.signal;
     let res: Awaited<ReturnType<typeof request>>;
     try {
       res = await request(url, {
@@ -113,7 +136,10 @@ export function createWebhookDelivery(options: WebhookOptions): WebhookDelivery 
         throw new PermanentJobError(refused.message);
       }
       report({ outcome: "retry", status: null, durationMs: elapsed() });
-      throw new Error(`webhook ${url.host}: ${describeNetworkError(err, timeoutMs)}`, {
+      const why = signal.aborted
+        ? `aborted: ${describeAbort(signal.reason)}`
+        : describeNetworkError(err, timeoutMs);
+      throw new Error(`webhook ${url.host}: ${why}`, {
         cause: err,
       });
     }
@@ -138,7 +164,25 @@ export function createWebhookDelivery(options: WebhookOptions): WebhookDelivery 
     throw new PermanentJobError(message);
   };
 
-  return { handler, close: () => agent.close() };
+  const fairShare: FairShare = { keyOf: originOf, concurrency };
+  return { handler, fairShare, close: () => agent.close() };
+}
+
+/** The lane of a webhook job: its target's origin (the target as written when not a URL). */
+function originOf(job: Job): string {
+  try {
+    return new URL(job.target).origin;
+  } catch {
+    return job.target;
+  }
+}
+
+function positiveInt(value: number | undefined, name: string, dflt: number): number {
+  if (value === undefined) return dflt;
+  if (!Number.isInteger(value) || value < 1) {
+    throw new InvalidOptionError(name, "an integer of at least 1", value);
+  }
+  return value;
 }
 
 /** The job's target as a URL, or a permanent failure (not http(s), or a private literal). */
@@ -237,6 +281,10 @@ function findPrivateAddressError(err: unknown): PrivateAddressError | null {
     if (e instanceof PrivateAddressError) return e;
   }
   return null;
+}
+
+function describeAbort(reason: unknown): string {
+  return reason instanceof Error ? reason.message : String(reason);
 }
 
 function describeNetworkError(err: unknown, timeoutMs: number): string {
