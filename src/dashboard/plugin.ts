@@ -4,7 +4,7 @@ import { InvalidOptionError } from "../core/errors.js";
 import { cancelJob, jobDetail, retryJob, snoozeJob } from "./actions.js";
 import { futureView, nowView, searchJobs, type FutureQuery, type JobsQuery } from "./data.js";
 import { DeadCounter } from "./dead-counter.js";
-import { EventStream, type EventStreamOptions } from "./events.js";
+import { EventStream, type EventStreamOptions, type StreamOwnersCheck } from "./events.js";
 import { installErrorHandler, send, tenantResolver, type AuthResult } from "./http.js";
 import { defaultStaticDir, registerStaticRoutes } from "./static.js";
 
@@ -22,8 +22,20 @@ export interface DashboardOptions {
   readonly authenticate: (req: FastifyRequest) => Promise<AuthResult>;
   /** Folder of the built front end (index.html, assets/). Default: the one shipped in dist. */
   readonly staticDir?: string;
-  /** Live stream tuning (heartbeat, replay window). */
+  /** Live stream tuning (heartbeat, replay window, stream caps, re-check interval). */
   readonly events?: EventStreamOptions;
+  /**
+   * Who opened a stream on `/v1/events`, called after `authenticate`: counted against
+   * `events.maxStreamsPerKey` and re-checked by `streamOwnersValid` (the service gives the
+   * API key's id). Default: the tenant.
+   */
+  readonly streamOwner?: (req: FastifyRequest) => string;
+  /**
+   * Re-checks the owners of the open streams every `events.recheckMs` and ends the streams
+   * of those no longer valid (a revoked key). Default: none, streams end only when the
+   * client or the server closes them.
+   */
+  readonly streamOwnersValid?: StreamOwnersCheck;
 }
 
 export type { Answer } from "./answers.js";
@@ -52,7 +64,7 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     );
   }
   const staticDir = options.staticDir ?? defaultStaticDir();
-  const stream = new EventStream(scheduler, options.events);
+  const stream = new EventStream(scheduler, options.events, options.streamOwnersValid);
   const dead = new DeadCounter(scheduler.options.clock.now());
   const countDead = (c: JobChange) => dead.record(c);
   scheduler.on("changed", countDead);
@@ -122,9 +134,12 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     }
     const tenant = await tenantOf(req, reply);
     if (tenant === null) return reply;
+    const owner = options.streamOwner?.(req) ?? tenant;
+    const refusal = stream.admit(owner);
+    if (refusal) return send(reply, refusal);
     const last = req.headers["last-event-id"];
     reply.hijack();
-    stream.attach(reply.raw, tenant, typeof last === "string" ? last : undefined);
+    stream.attach(reply.raw, tenant, owner, typeof last === "string" ? last : undefined);
     return reply;
   });
 };

@@ -33,6 +33,8 @@ export interface KeyStore {
   /** The live (not revoked) key with this SHA-256, or null. */
   apiKeyFindByHash(params: { hash: string }): Promise<{ id: string; tenant: string } | null>;
   apiKeysList(params: { tenant?: string }): Promise<ApiKeyRecord[]>;
+  /** Of these key ids, the ones of live (not revoked) keys; one read for all of them. */
+  apiKeysLive(params: { ids: readonly string[] }): Promise<string[]>;
   /** Revokes a key by id; false when no live key has that id. */
   apiKeyRevoke(params: { id: string; now: number }): Promise<boolean>;
   /** The tenant's signing secret; stores `secret` first when the tenant has none. */

@@ -192,8 +192,10 @@ export const DASHBOARD_PATHS: Record<string, unknown> = {
       description:
         "Frames: `event: hello` once, then `id: <n>` + `event: job` per change (data: a " +
         "JobChange), `event: reset` when a Last-Event-ID gap cannot be replayed, and " +
-        "`: heartbeat` comments. The key may come as `?key=` for EventSource, which cannot " +
-        "set headers; a URL can end up in logs and history, so prefer the header.",
+        "`: heartbeat` comments; ids count the tenant's own changes. A stream whose key is " +
+        "revoked gets `event: revoked` and ends (keys are re-checked every 2 s). The key may " +
+        "come as `?key=` for EventSource, which cannot set headers; a URL can end up in logs " +
+        "and history, so prefer the header.",
       security: [{ bearer: [] }, { keyQuery: [] }],
       parameters: [
         {
@@ -209,6 +211,19 @@ export const DASHBOARD_PATHS: Record<string, unknown> = {
           content: { "text/event-stream": { schema: str } },
         },
         ...authErrors,
+        "429": {
+          description:
+            "Rate limit of the key exceeded, or the key has its most streams open " +
+            "(`too-many-streams`, default 10); retry after `Retry-After` seconds",
+          headers: { "Retry-After": { schema: int } },
+          content: json(ref("ErrorBody")),
+        },
+        "503": {
+          description:
+            "The server has its most streams open (default 1,000); retry after `Retry-After`",
+          headers: { "Retry-After": { schema: int } },
+          content: json(ref("ErrorBody")),
+        },
       },
     },
   },

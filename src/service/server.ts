@@ -4,6 +4,7 @@ import Fastify, {
   type FastifyServerOptions,
 } from "fastify";
 import type { Scheduler } from "../api/scheduler.js";
+import type { EventStreamOptions } from "../dashboard/events.js";
 import { bearerAuth } from "./auth.js";
 import { ApiError, installErrorHandlers } from "./http-errors.js";
 import type { KeyStore } from "./keys.js";
@@ -38,6 +39,8 @@ export interface ServerOptions {
   readonly version?: string;
   /** True once the server is shutting down (/readyz answers 503). */
   readonly isStopping?: () => boolean;
+  /** `GET /v1/events` tuning: stream caps per key and in total, key re-check interval. */
+  readonly events?: EventStreamOptions;
 }
 
 /** Builds the fastify app with every route; the caller listens and closes it. */
@@ -123,6 +126,7 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     scheduler: o.scheduler,
     keys: o.keys,
     limiter,
+    ...(o.events ? { events: o.events } : {}),
   });
   return app;
 }

@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import pino from "pino";
 import { Scheduler } from "../api/scheduler.js";
 import type { Clock } from "../core/clock.js";
+import type { EventStreamOptions } from "../dashboard/events.js";
 import type { SchedulerOptions } from "../engine/options.js";
 import { openStore } from "../stores/open-store.js";
 import { mcpWebhookCheck } from "./job-input.js";
@@ -51,6 +52,8 @@ export interface ServiceOptions {
   readonly version?: string;
   /** Mount /mcp when the MCP module is present. Default true. */
   readonly mcp?: boolean;
+  /** `GET /v1/events` tuning (docs/dashboard.md): stream caps, key re-check interval. */
+  readonly events?: EventStreamOptions;
 }
 
 export interface RunningService {
@@ -132,6 +135,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     ...(o.bodyLimit === undefined ? {} : { bodyLimit: o.bodyLimit }),
     ...(o.batchBodyLimit === undefined ? {} : { batchBodyLimit: o.batchBodyLimit }),
     ...(o.version === undefined ? {} : { version: o.version }),
+    ...(o.events === undefined ? {} : { events: o.events }),
   });
   try {
     await app.listen({ port: o.port ?? 8080, host: o.host ?? "127.0.0.1" });

@@ -106,6 +106,25 @@ describe("GET /v1/events (Server-Sent Events)", () => {
     expect(JSON.parse(other.data!)).toMatchObject({ id: g.id, tenant: "globex" });
   });
 
+  it("numbers each tenant's changes in its own sequence", async () => {
+    const acme = await connect("key-acme", "header");
+    const hello = JSON.parse((await until(acme, (f) => f.event === "hello")).data!) as {
+      seq: number;
+    };
+    // Another tenant's busy moment must not show in acme's ids.
+    for (let i = 0; i < 5; i++) {
+      await d.scheduler.schedule({ tenant: "globex", dueAt: d.bucket0 + 7 * HOUR, target: "noop" });
+    }
+    const { job } = await d.scheduler.schedule({
+      tenant: "acme",
+      dueAt: d.bucket0 + 7 * HOUR,
+      target: "noop",
+    });
+    const mine = await until(acme, (f) => f.event === "job");
+    expect(JSON.parse(mine.data!)).toMatchObject({ id: job.id });
+    expect(Number(mine.id)).toBe(hello.seq + 1);
+  });
+
   it("sends heartbeats", async () => {
     const next = await connect("key-acme", "header");
     const beat = await until(next, (f) => f.comment !== undefined);

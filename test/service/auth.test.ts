@@ -44,8 +44,13 @@ describe("API keys", () => {
     t = await startTestService();
     expect((await t.api("GET", "/v1/jobs")).status).toBe(200);
     const keys = await openKeyStore(t.db);
+    const both = [t.acme.keyId, t.umbrella.keyId, "key_unknown"];
+    expect((await keys.apiKeysLive({ ids: both })).sort()).toEqual(both.slice(0, 2).sort());
     expect(await keys.apiKeyRevoke({ id: t.acme.keyId, now: Date.now() })).toBe(true);
     expect((await keys.apiKeysList({ tenant: "acme" }))[0]!.revokedAt).not.toBeNull();
+    // what the event streams' re-check asks: the revoked key is no longer live
+    expect(await keys.apiKeysLive({ ids: both })).toEqual([t.umbrella.keyId]);
+    expect(await keys.apiKeysLive({ ids: [] })).toEqual([]);
     await keys.close();
     expect((await t.api("GET", "/v1/jobs")).status).toBe(401);
     expect((await t.api("GET", "/v1/jobs", { key: t.umbrella.key })).status).toBe(200);

@@ -48,8 +48,12 @@ describe("the service on PostgreSQL", () => {
         "acme",
         "umbrella",
       ]);
+      const both = [t.acme.keyId, t.umbrella.keyId, "key_unknown"];
+      expect((await keys.apiKeysLive({ ids: both })).sort()).toEqual(both.slice(0, 2).sort());
       expect(await keys.apiKeyRevoke({ id: t.acme.keyId, now: Date.now() })).toBe(true);
       expect(await keys.apiKeyRevoke({ id: t.acme.keyId, now: Date.now() })).toBe(false);
+      // what the event streams' re-check asks: the revoked key is no longer live
+      expect(await keys.apiKeysLive({ ids: both })).toEqual([t.umbrella.keyId]);
       await keys.close();
       expect((await t.api("GET", "/v1/jobs")).status).toBe(401);
     } finally {

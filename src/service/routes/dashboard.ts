@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Scheduler } from "../../api/scheduler.js";
+import type { EventStreamOptions } from "../../dashboard/events.js";
 import { dashboardPlugin, type AuthResult } from "../../dashboard/plugin.js";
 import { checkBearer } from "../auth.js";
 import type { KeyStore } from "../keys.js";
@@ -10,6 +11,8 @@ export interface DashboardRoutesOptions {
   readonly keys: KeyStore;
   /** The service's per-key limiter: dashboard requests spend the same tokens as /v1. */
   readonly limiter: RateLimiter;
+  /** Live stream tuning: caps per key and in total, the key re-check interval... */
+  readonly events?: EventStreamOptions;
 }
 
 /**
@@ -33,5 +36,10 @@ export async function dashboardRoutes(
   await app.register(dashboardPlugin, {
     scheduler: o.scheduler,
     authenticate,
+    // Streams are counted and re-checked per API key: revoking a key (`duetime keys revoke`,
+    // from any process) ends its streams within events.recheckMs.
+    streamOwner: (req) => req.apiKeyId,
+    streamOwnersValid: (ids) => o.keys.apiKeysLive({ ids }),
+    ...(o.events ? { events: o.events } : {}),
   });
 }

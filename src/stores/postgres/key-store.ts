@@ -113,6 +113,16 @@ export class PostgresKeyStore {
     }));
   }
 
+  /** Primary key lookups, one per id. */
+  async apiKeysLive(p: { ids: readonly string[] }): Promise<string[]> {
+    if (p.ids.length === 0) return [];
+    const r = await this.pool.query<{ id: string }>(
+      `SELECT id FROM ${this.t.keys} WHERE id = ANY($1::text[]) AND revoked_at IS NULL`,
+      [p.ids],
+    );
+    return r.rows.map((row) => row.id);
+  }
+
   async apiKeyRevoke(p: { id: string; now: number }): Promise<boolean> {
     const r = await this.pool.query(
       `UPDATE ${this.t.keys} SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL`,

@@ -33,6 +33,9 @@ const SQL = {
             ORDER BY tenant, created_at, id`,
   keysOfTenant: `SELECT id, tenant, prefix, created_at, revoked_at FROM service_api_keys
                  WHERE tenant = ? ORDER BY created_at, id`,
+  // Primary key lookups, one per id of the JSON array.
+  keysLive: `SELECT id FROM service_api_keys
+             WHERE id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL`,
   keyRevoke: `UPDATE service_api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`,
   secretInsert: `INSERT INTO service_tenants (tenant, signing_secret, created_at, updated_at)
                  VALUES (?, ?, ?, ?) ON CONFLICT (tenant) DO NOTHING`,
@@ -107,6 +110,12 @@ export class SqliteKeyStore {
       createdAt: r.created_at,
       revokedAt: r.revoked_at,
     }));
+  }
+
+  async apiKeysLive(p: { ids: readonly string[] }): Promise<string[]> {
+    if (p.ids.length === 0) return [];
+    const rows = this.s.keysLive.all(JSON.stringify(p.ids)) as { id: string }[];
+    return rows.map((r) => r.id);
   }
 
   async apiKeyRevoke(p: { id: string; now: number }): Promise<boolean> {
