@@ -1,10 +1,33 @@
 import js from "@eslint/js";
+import regexp from "eslint-plugin-regexp";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", "coverage/**", "test-artifacts/**", "bench-data/**"] },
   js.configs.recommended,
   ...tseslint.configs.strict,
+  // Hostile input must cost time in proportion to its size (issue 10): a regular expression
+  // that can backtrack super-linearly fails the lint, not a production event loop.
+  regexp.configs["flat/recommended"],
+  {
+    rules: {
+      "regexp/no-super-linear-backtracking": ["error", { report: "potential" }],
+      // Character classes spelled out as their grammar writes them (RFC 9110 tokens, the
+      // documented tenant and file-name alphabets) read better than \w plus the i flag.
+      "regexp/prefer-w": "off",
+      "regexp/use-ignore-case": "off",
+    },
+  },
+  {
+    // What a client sends reaches these: a search that moves super-linearly over the input
+    // (an unanchored quantifier retried from every start position) is refused too, also in
+    // expressions used as parts of others. Sticky (y) expressions match at one position only,
+    // so they cannot move; that is how the delay reader in time-input.ts stays linear.
+    files: ["src/**/*.ts", "web/dashboard/src/**/*.ts"],
+    rules: {
+      "regexp/no-super-linear-move": ["error", { ignoreSticky: true, ignorePartial: false }],
+    },
+  },
   {
     languageOptions: { globals: { process: "readonly", console: "readonly" } },
     rules: {

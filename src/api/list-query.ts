@@ -1,8 +1,8 @@
 import { InvalidJobError } from "../core/errors.js";
 import { isJobId } from "../core/ids.js";
 import { JOB_STATUSES, type Job, type JobStatus } from "../core/job.js";
-import { parseDueTime } from "../core/time-input.js";
-import { rejectUnknownFields, requireObject } from "../core/validate.js";
+import { assertTimeZone, parseDueTime } from "../core/time-input.js";
+import { rejectUnknownFields, requireObject, requireString } from "../core/validate.js";
 
 /** Filters and paging of `list`. */
 export interface ListQuery {
@@ -34,6 +34,10 @@ export interface ParsedListQuery {
 
 const FIELDS = ["status", "dueFrom", "dueTo", "cursor", "limit", "tenant", "timeZone"];
 
+/** Longest cursor accepted: a real one (base64url of `[dueAt, id]`) is about 60 characters. */
+export const MAX_CURSOR = 200;
+const TENANT_FILTER_RULE = { max: 64 } as const;
+
 export function parseListQuery(raw: unknown, now: number): ParsedListQuery {
   const q = requireObject(raw, "query");
   rejectUnknownFields(q, FIELDS, "");
@@ -47,18 +51,14 @@ export function parseListQuery(raw: unknown, now: number): ParsedListQuery {
     }
     filter.statuses = list as JobStatus[];
   }
-  if (q.timeZone !== undefined && typeof q.timeZone !== "string") {
-    throw new InvalidJobError("timeZone", "an IANA time zone name", q.timeZone);
-  }
+
+  if (q.timeZone !== undefined) assertTimeZone(q.timeZone, "timeZone");
   const zone = q.timeZone === undefined ? {} : { timeZone: q.timeZone };
   if (q.dueFrom !== undefined) {
     filter.dueFrom = parseDueTime(q.dueFrom, { now, field: "dueFrom", ...zone });
   }
   if (q.dueTo !== undefined) filter.dueTo = parseDueTime(q.dueTo, { now, field: "dueTo", ...zone });
-  if (q.tenant !== undefined) {
-    if (typeof q.tenant !== "string") throw new InvalidJobError("tenant", "a string", q.tenant);
-    filter.tenant = q.tenant;
-  }
+  if (q.tenant !== undefined) filter.tenant = requireString(q.tenant, "tenant", TENANT_FILTER_RULE);
   let limit = 50;
   if (q.limit !== undefined) {
     if (
@@ -72,8 +72,8 @@ export function parseListQuery(raw: unknown, now: number): ParsedListQuery {
     limit = q.limit;
   }
   if (q.cursor !== undefined) {
-    if (typeof q.cursor !== "string")
-      throw new InvalidJobError("cursor", "a cursor string", q.cursor);
+    if (typeof q.cursor !== "string" || q.cursor.length > MAX_CURSOR)
+      throw new InvalidJobError("cursor", "a cursor returned by a previous page", q.cursor);
     decodeCursor(q.cursor);
     return { filter, cursor: q.cursor, limit };
   }
@@ -88,7 +88,8 @@ export function encodeCursor(job: Pick<Job, "dueAt" | "id">): string {
 export function decodeCursor(cursor: string): { dueAt: number; id: string } {
   try {
     const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
-    if (Array.isArray(v) && Number.isInteger(v[0]) && isJobId(v[1])) {
+    // a safe integer: PostgreSQL refuses a bigint parameter past that with an error, not 400
+    if (Array.isArray(v) && Number.isSafeInteger(v[0]) && isJobId(v[1])) {
       return { dueAt: v[0] as number, id: v[1] };
     }
   } catch {

@@ -53,7 +53,8 @@ const FIELD_NAMES: Readonly<Record<string, string>> = {
 };
 
 function cliField(field: string): string {
-  return FIELD_NAMES[field] ?? field;
+  // own properties only: a field named "constructor" (an unknown field) is itself
+  return Object.hasOwn(FIELD_NAMES, field) ? FIELD_NAMES[field]! : field;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { isoInstant, isShowable } from "../core/instant-text.js";
 import type { Job, JobStatus } from "../index.js";
 
 /**
@@ -61,6 +62,7 @@ const wallFormatters = new Map<string, Intl.DateTimeFormat>();
 
 /** "2026-11-30 09:00:00.000 GMT+1": the wall-clock time at `ms` in `timeZone`. */
 export function formatInZone(ms: number, timeZone: string): string {
+  if (!isShowable(ms)) return isoInstant(ms);
   let f = wallFormatters.get(timeZone);
   if (!f) {
     f = new Intl.DateTimeFormat("en-US", {
@@ -78,12 +80,12 @@ export function formatInZone(ms: number, timeZone: string): string {
     wallFormatters.set(timeZone, f);
   }
   const p = Object.fromEntries(f.formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
-  const zone = /^GMT(\+0)?$/.test(p.timeZoneName ?? "") ? "UTC" : (p.timeZoneName ?? "");
+  const zone = /^GMT(?:\+0)?$/.test(p.timeZoneName ?? "") ? "UTC" : (p.timeZoneName ?? "");
   return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}.${p.fractionalSecond} ${zone}`;
 }
 
 export function iso(ms: number | null): string {
-  return ms === null ? "-" : new Date(ms).toISOString();
+  return ms === null ? "-" : isoInstant(ms);
 }
 
 /** "2h 5m", "1.5 s", "120 ms": a short human duration. */

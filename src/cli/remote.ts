@@ -32,7 +32,14 @@ export function remoteOf(cmd: Command): Remote | null {
   if (!/^https?:\/\//i.test(url)) {
     throw new InvalidJobError("--url", "the server's http(s) base URL", url);
   }
-  return { url: url.replace(/\/+$/, ""), key };
+  return { url: withoutTrailingSlashes(url), key };
+}
+
+/** `url` without its trailing slashes; a scan from the end, as /\/+$/ is quadratic on "////x". */
+function withoutTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url.charCodeAt(end - 1) === 0x2f) end--;
+  return url.slice(0, end);
 }
 
 /**

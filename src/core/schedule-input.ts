@@ -1,12 +1,10 @@
 import { bucketOf } from "./buckets.js";
-import { InvalidJobError } from "./errors.js";
 import type { JsonValue, NewJob } from "./job.js";
 import { shardOf } from "./ids.js";
-import { isEpochMs, parseDueTime } from "./time-input.js";
+import { MAX_DELAY_MS, resolveDueTime } from "./due-time.js";
 import {
   isObject,
   optionalInteger,
-  requireInteger,
   optionalString,
   prefixText,
   rejectUnknownFields,
@@ -77,9 +75,9 @@ const TENANT_RULE: StringRule = {
   patternText: "letters, digits, '_', '.' or '-'",
 };
 const TARGET_RULE: StringRule = { max: 2048 };
-const KEY_RULE: StringRule = { max: 256 };
-const TIME_ZONE_RULE: StringRule = { max: 64 };
-const MAX_DELAY_MS = 100 * 365 * 86_400_000;
+/** Longest idempotency key, in characters. */
+export const MAX_KEY_LENGTH = 256;
+const KEY_RULE: StringRule = { max: MAX_KEY_LENGTH };
 const NULL_PAYLOAD = Object.freeze({ value: null, json: "null" });
 
 /** Validates one schedule input into a NewJob. Throws InvalidJobError on the first bad field. */
@@ -117,39 +115,7 @@ function validate(raw: unknown, ctx: ScheduleContext, prefix: FieldPrefix): NewJ
   const input = isObject(raw) ? raw : requireObject(raw, objectName(prefixText(prefix)));
   rejectUnknownFields(input, SCHEDULE_INPUT_FIELDS, prefix);
 
-  let dueAt: number;
-  if (input.dueAt !== undefined && input.delayMs !== undefined) {
-    throw new InvalidJobError(
-      `${prefixText(prefix)}delayMs`,
-      "to be absent when dueAt is given",
-      input.delayMs,
-    );
-  }
-  if (input.delayMs !== undefined) {
-    dueAt = ctx.now + requireInteger(input.delayMs, "delayMs", 0, MAX_DELAY_MS, prefix);
-  } else if (input.dueAt !== undefined) {
-    const timeZone = optionalString(input.timeZone, "timeZone", TIME_ZONE_RULE, prefix);
-    if (isEpochMs(input.dueAt)) {
-      dueAt = input.dueAt;
-    } else {
-      const p = prefixText(prefix);
-      dueAt = parseDueTime(input.dueAt, {
-        now: ctx.now,
-        field: `${p}dueAt`,
-        timeZoneField: `${p}timeZone`,
-        ...(timeZone === undefined ? {} : { timeZone }),
-      });
-    }
-  } else {
-    throw new InvalidJobError(`${prefixText(prefix)}dueAt`, "a due time (or delayMs)", undefined);
-  }
-  if (ctx.maxPastMs !== null && dueAt < ctx.now - ctx.maxPastMs) {
-    throw new InvalidJobError(
-      `${prefixText(prefix)}dueAt`,
-      `a time no more than ${ctx.maxPastMs} ms in the past`,
-      new Date(dueAt).toISOString(),
-    );
-  }
+  const dueAt = resolveDueTime(input, ctx, prefix);
 
   const target = requireString(input.target, "target", TARGET_RULE, prefix);
   let targetOptions: Record<string, unknown> | null = null;

@@ -1,6 +1,6 @@
 // The English parser only: the package root loads every locale (82 ms against 23 ms a start).
 import * as chrono from "chrono-node/en";
-import { InvalidJobError } from "./errors.js";
+import { Described, InvalidJobError, describeReceived } from "./errors.js";
 
 /**
  * Turns what a person or a client writes for "when" into an epoch-ms instant:
@@ -17,9 +17,65 @@ export function parseDueTime(
   opts: { now: number; timeZone?: string; field?: string; timeZoneField?: string },
 ): number {
   const field = opts.field ?? "dueAt";
+  return requireInstant(readDueTime(value, opts, field), field, value);
+}
+
+/**
+ * The one range rule for due times, on every path (schedule, scheduleMany, reschedule, retry,
+ * list bounds; library, HTTP, MCP, CLI, dashboard): a finite epoch-ms integer from 1970 to
+ * the end of year 9999. Checked before anything is written, so no stored job holds a time
+ * that cannot be shown (`toISOString` throws past year 275760; PostgreSQL's bigint ends
+ * before "in 99999999999 weeks").
+ */
+export function requireInstant(ms: number, field: string, received: unknown = ms): number {
+  if (isEpochMs(ms)) return ms;
+  const shown =
+    typeof received === "number"
+      ? received
+      : new Described(
+          typeof received === "string"
+            ? `${describeReceived(received)} (${describeInstant(ms)})`
+            : describeInstant(ms),
+        );
+  throw new InvalidJobError(field, DUE_RANGE_TEXT, shown);
+}
+
+/** A number parseDueTime accepts as it is: an epoch-ms integer from 0 to the end of year 9999. */
+export function isEpochMs(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= MAX_INSTANT;
+}
+
+/** The last instant a due time may be: 9999-12-31T23:59:59.999Z. */
+export const MAX_INSTANT = 253_402_300_799_999;
+/**
+ * Longest time text read, in characters. Every reader below is linear, but chrono-node's own
+ * expressions are not all so: capped here, its worst measured case is a few milliseconds
+ * (docs/benchmarks.md, `npm run bench:time-text`). The longest sensible text ("next friday at
+ * 17:30 Europe/Paris", "in 1 week 2 days 3 hours and 4 minutes") is under 60.
+ */
+export const MAX_TIME_TEXT = 200;
+
+/** Longest IANA zone name read ("America/Argentina/ComodRivadavia" is 32). */
+export const MAX_TIME_ZONE = 64;
+
+const DUE_RANGE_TEXT =
+  "an epoch-ms integer from 0 to 253402300799999 (1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z)";
+
+/** What an out-of-range instant was, in words that cannot throw. */
+function describeInstant(ms: number): string {
+  if (!Number.isFinite(ms)) return "beyond any representable time";
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? `epoch ms ${ms}` : d.toISOString();
+}
+
+function readDueTime(
+  value: unknown,
+  opts: { now: number; timeZone?: string; timeZoneField?: string },
+  field: string,
+): number {
   if (typeof value === "number") {
-    if (!isEpochMs(value)) {
-      throw new InvalidJobError(field, "an epoch-ms integer between 0 and year 9999", value);
+    if (!Number.isInteger(value)) {
+      throw new InvalidJobError(field, DUE_RANGE_TEXT, value);
     }
     return value;
   }
@@ -30,6 +86,14 @@ export function parseDueTime(
   }
   if (typeof value !== "string" || value.trim() === "") {
     throw new InvalidJobError(field, EXPECTED, value);
+  }
+  // Before any parser runs: what it costs must be bounded by this length, not the body's.
+  if (value.length > MAX_TIME_TEXT) {
+    throw new InvalidJobError(
+      field,
+      `a time text of at most ${MAX_TIME_TEXT} characters`,
+      new Described(`${value.length} characters`),
+    );
   }
   const text = value.trim();
   const timeZone = opts.timeZone ?? "UTC";
@@ -48,13 +112,24 @@ export function parseDueTime(
   }
   const delay = parseDelay(text);
   if (delay !== null) return opts.now + delay;
+  return readNaturalTime(text, value, opts.now, timeZone, field);
+}
+
+/** "tomorrow 9am", "next friday at 17:30": chrono-node, read in `timeZone`. */
+function readNaturalTime(
+  text: string,
+  value: string,
+  now: number,
+  timeZone: string,
+  field: string,
+): number {
   const parsed = chrono.parse(
     text,
-    { instant: new Date(opts.now), timezone: tzOffsetMinutes(timeZone, opts.now) },
+    { instant: new Date(now), timezone: tzOffsetMinutes(timeZone, now) },
     { forwardDate: true },
   );
   const first = parsed[0];
-  if (!first || first.text.length < text.replace(/^(at|on)\s+/i, "").length * 0.6) {
+  if (!first || first.text.length < text.replace(/^(?:at|on)\s+/i, "").length * 0.6) {
     throw new InvalidJobError(field, EXPECTED, value);
   }
   const comp = first.start;
@@ -75,60 +150,74 @@ export function parseDueTime(
   );
 }
 
-/** A number parseDueTime accepts as it is: an epoch-ms integer from 0 to the end of year 9999. */
-export function isEpochMs(value: unknown): value is number {
-  return typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= MAX_INSTANT;
-}
-
 const EXPECTED =
   'an ISO time with offset, epoch ms, a delay ("in 10 minutes") or a time such as "tomorrow 9am"';
-const MAX_INSTANT = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
-const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+const ISO_WITH_OFFSET =
+  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
 
-const UNIT_MS: Record<string, number> = {
-  ms: 1,
-  millisecond: 1,
-  milliseconds: 1,
-  s: 1000,
-  sec: 1000,
-  secs: 1000,
-  second: 1000,
-  seconds: 1000,
-  m: 60_000,
-  min: 60_000,
-  mins: 60_000,
-  minute: 60_000,
-  minutes: 60_000,
-  h: 3_600_000,
-  hr: 3_600_000,
-  hrs: 3_600_000,
-  hour: 3_600_000,
-  hours: 3_600_000,
-  d: 86_400_000,
-  day: 86_400_000,
-  days: 86_400_000,
-  w: 604_800_000,
-  week: 604_800_000,
-  weeks: 604_800_000,
-};
+const UNIT_MS: ReadonlyMap<string, number> = new Map([
+  ["ms", 1],
+  ["millisecond", 1],
+  ["milliseconds", 1],
+  ["s", 1000],
+  ["sec", 1000],
+  ["secs", 1000],
+  ["second", 1000],
+  ["seconds", 1000],
+  ["m", 60_000],
+  ["min", 60_000],
+  ["mins", 60_000],
+  ["minute", 60_000],
+  ["minutes", 60_000],
+  ["h", 3_600_000],
+  ["hr", 3_600_000],
+  ["hrs", 3_600_000],
+  ["hour", 3_600_000],
+  ["hours", 3_600_000],
+  ["d", 86_400_000],
+  ["day", 86_400_000],
+  ["days", 86_400_000],
+  ["w", 604_800_000],
+  ["week", 604_800_000],
+  ["weeks", 604_800_000],
+]);
+
+// The delay grammar, read left to right with sticky expressions so each character is looked
+// at a bounded number of times: `(in <ws> | +) part (sep part)*`. No two adjacent quantifiers
+// can trade characters (digits, '.', spaces and letters are disjoint), so nothing backtracks.
+const DELAY_START = /in\s+|\+\s*/iy;
+/** "10 minutes", "2h", "1.5 days". */
+const DELAY_PART = /(\d+(?:\.\d+)?)\s*([a-z]+)/iy;
+/** Between parts: spaces, or ',' / 'and' with spaces after (and maybe before). */
+const DELAY_SEPARATOR = /\s+(?:(?:,|and)\s+)?|(?:,|and)\s+/iy;
 
 /** "in 10 minutes", "in 2h 30m", "+90s" -> ms, or null when the text is not a delay. */
 export function parseDelay(text: string): number | null {
-  const m = /^(?:in\s+|\+)(.+)$/i.exec(text.trim());
-  if (!m) return null;
-  const parts = m[1]!.trim().split(/\s*(?:,|and)?\s+(?=\d)/i);
+  const s = text.trim();
+  DELAY_START.lastIndex = 0;
+  if (!DELAY_START.test(s)) return null;
+  let at = DELAY_START.lastIndex;
   let total = 0;
-  for (const part of parts) {
-    const pm = /^(\d+(?:\.\d+)?)\s*([a-z]+)$/i.exec(part.trim());
-    if (!pm) return null;
-    const unit = UNIT_MS[pm[2]!.toLowerCase()];
+  for (;;) {
+    DELAY_PART.lastIndex = at;
+    const part = DELAY_PART.exec(s);
+    if (!part) return null;
+    const unit = UNIT_MS.get(part[2]!.toLowerCase());
     if (unit === undefined) return null;
-    total += Number(pm[1]) * unit;
+    total += Number(part[1]) * unit;
+    at = DELAY_PART.lastIndex;
+    if (at === s.length) return Math.round(total);
+    DELAY_SEPARATOR.lastIndex = at;
+    if (!DELAY_SEPARATOR.test(s)) return null;
+    at = DELAY_SEPARATOR.lastIndex;
   }
-  return Math.round(total);
 }
 
-export function assertTimeZone(timeZone: string, field: string): void {
+export function assertTimeZone(timeZone: unknown, field: string): asserts timeZone is string {
+  // IANA names are short; a long text is refused before Intl reads it.
+  if (typeof timeZone !== "string" || timeZone.length > MAX_TIME_ZONE) {
+    throw new InvalidJobError(field, "an IANA time zone name such as Europe/Paris", timeZone);
+  }
   try {
     new Intl.DateTimeFormat("en-US", { timeZone });
   } catch {

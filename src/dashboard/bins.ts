@@ -1,3 +1,4 @@
+import { InvalidJobError } from "../core/errors.js";
 import type { BucketCount } from "../store/store.js";
 
 const MINUTE = 60_000;
@@ -14,6 +15,17 @@ export const ZOOMS: Readonly<Record<string, number>> = Object.freeze({
   "90d": 90 * DAY,
   "365d": 365 * DAY,
 });
+
+/** The zoom names, for the query rule and the OpenAPI enum. */
+export const ZOOM_NAMES: readonly string[] = Object.freeze(Object.keys(ZOOMS));
+
+/** The window of a zoom name, looked up as an own property: `constructor` is not a zoom. */
+export function zoomSpan(name: string): number {
+  const span = Object.hasOwn(ZOOMS, name) ? ZOOMS[name] : undefined;
+  if (span === undefined)
+    throw new InvalidJobError("zoom", `one of ${ZOOM_NAMES.join(", ")}`, name);
+  return span;
+}
 
 /** Display bin widths a chart reads well at; the smallest that fits is chosen. */
 const NICE_STEPS = [

@@ -2,10 +2,14 @@ import type { Scheduler } from "../api/scheduler.js";
 import type { MinuteActivity } from "../api/activity.js";
 import { bucketOf } from "../core/buckets.js";
 import { InvalidJobError } from "../core/errors.js";
+import { isoInstant } from "../core/instant-text.js";
 import { isJobId } from "../core/ids.js";
-import type { Job, JobStatus } from "../core/job.js";
+import { JOB_STATUSES, type Job, type JobStatus } from "../core/job.js";
+import { readQuery } from "../core/query-params.js";
+import { MAX_CURSOR } from "../api/list-query.js";
+import { MAX_KEY_LENGTH } from "../core/schedule-input.js";
 import { parseDueTime } from "../core/time-input.js";
-import { binCounts, binWidth, ZOOMS, type Bin } from "./bins.js";
+import { binCounts, binWidth, ZOOM_NAMES, zoomSpan, type Bin } from "./bins.js";
 import type { DeadCounter } from "./dead-counter.js";
 
 const DAY = 86_400_000;
@@ -26,12 +30,13 @@ export interface FutureView {
   readonly overdue: number;
 }
 
-export interface FutureQuery {
-  zoom?: string;
-  from?: string;
-  to?: string;
-  bins?: string;
-}
+/** Query of /v1/dashboard/future: a named `zoom` window, or `from`/`to`; `bins` at most. */
+const FUTURE_QUERY = {
+  zoom: { kind: "enum", of: ZOOM_NAMES },
+  from: { kind: "time" },
+  to: { kind: "time" },
+  bins: { kind: "int", min: 1, max: 1000 },
+} as const;
 
 /**
  * Pending jobs per display bin from the current bucket forward, read from the per-bucket
@@ -41,13 +46,14 @@ export interface FutureQuery {
 export async function futureView(
   scheduler: Scheduler,
   tenant: string,
-  q: FutureQuery,
+  query: unknown,
 ): Promise<FutureView> {
+  const q = readQuery(query, FUTURE_QUERY);
   const store = scheduler.options.store;
   const now = scheduler.options.clock.now();
   const width = store.bucketWidthMs;
   const current = bucketOf(now, width);
-  const maxBins = q.bins === undefined ? 120 : intParam(q.bins, "bins", 1, 1000);
+  const maxBins = q.bins ?? 120;
   let start: number;
   let end: number;
   if (q.from !== undefined || q.to !== undefined) {
@@ -58,13 +64,8 @@ export async function futureView(
       throw new InvalidJobError("to", "at most 400 days after from", q.to);
     }
   } else {
-    const zoom = q.zoom ?? "1d";
-    const span = ZOOMS[zoom];
-    if (span === undefined) {
-      throw new InvalidJobError("zoom", `one of ${Object.keys(ZOOMS).join(", ")}`, zoom);
-    }
     start = current;
-    end = now + span;
+    end = now + zoomSpan(q.zoom ?? "1d");
   }
   const binMs = binWidth(end - start, width, maxBins);
   const from = Math.floor(start / binMs) * binMs;
@@ -87,6 +88,9 @@ export async function futureView(
     overdue: late.reduce((n, b) => n + b.pending, 0),
   };
 }
+
+/** Query of /v1/dashboard/now: how many minutes of activity. */
+const NOW_QUERY = { minutes: { kind: "int", min: 1, max: 60 } } as const;
 
 /** What is happening now, for one tenant. */
 export interface NowView {
@@ -118,11 +122,12 @@ export async function nowView(
   scheduler: Scheduler,
   dead: DeadCounter,
   tenant: string,
-  q: { minutes?: string },
+  query: unknown,
 ): Promise<NowView> {
+  const q = readQuery(query, NOW_QUERY);
   const store = scheduler.options.store;
   const now = scheduler.options.clock.now();
-  const minutes = q.minutes === undefined ? 30 : intParam(q.minutes, "minutes", 1, 60);
+  const minutes = q.minutes ?? 30;
   const [counts, oldest] = await Promise.all([
     store.jobsCountByStatus({ tenant }),
     oldestOverdue(scheduler, tenant, now),
@@ -187,15 +192,19 @@ export function summarize(j: Job): JobSummary {
   };
 }
 
-export interface JobsQuery {
-  q?: string;
-  status?: string;
-  dueFrom?: string;
-  dueTo?: string;
-  cursor?: string;
-  limit?: string;
-  timeZone?: string;
-}
+/**
+ * Query of /v1/dashboard/jobs: `q` (an id or an idempotency key, so as long as a key may be)
+ * or the listing filters of GET /v1/jobs.
+ */
+const JOBS_QUERY = {
+  q: { kind: "text", max: MAX_KEY_LENGTH },
+  status: { kind: "list", of: JOB_STATUSES },
+  dueFrom: { kind: "time" },
+  dueTo: { kind: "time" },
+  cursor: { kind: "text", max: MAX_CURSOR },
+  limit: { kind: "int", min: 1, max: 200 },
+  timeZone: { kind: "zone" },
+} as const;
 
 export interface JobsPage {
   readonly jobs: JobSummary[];
@@ -211,8 +220,9 @@ export interface JobsPage {
 export async function searchJobs(
   scheduler: Scheduler,
   tenant: string,
-  q: JobsQuery,
+  query: unknown,
 ): Promise<JobsPage> {
+  const q = readQuery(query, JOBS_QUERY);
   const text = q.q?.trim();
   if (text !== undefined && text !== "") {
     if (isJobId(text)) {
@@ -226,30 +236,20 @@ export async function searchJobs(
   const now = scheduler.options.clock.now();
   const page = await scheduler.list({
     tenant,
-    ...(q.status ? { status: q.status.split(",").map((s) => s.trim()) as JobStatus[] } : {}),
-    ...(q.dueFrom ? { dueFrom: timeParam(q.dueFrom, "dueFrom", now, q.timeZone) } : {}),
-    ...(q.dueTo ? { dueTo: timeParam(q.dueTo, "dueTo", now, q.timeZone) } : {}),
+    ...(q.status ? { status: q.status } : {}),
+    ...(q.dueFrom === undefined
+      ? {}
+      : { dueFrom: timeParam(q.dueFrom, "dueFrom", now, q.timeZone) }),
+    ...(q.dueTo === undefined ? {} : { dueTo: timeParam(q.dueTo, "dueTo", now, q.timeZone) }),
     ...(q.cursor ? { cursor: q.cursor } : {}),
-    limit: q.limit === undefined ? 25 : intParam(q.limit, "limit", 1, 200),
+    limit: q.limit ?? 25,
   });
   return { jobs: page.jobs.map(summarize), nextCursor: page.nextCursor };
 }
 
-/** An integer query parameter in [min, max]. */
-export function intParam(raw: string, field: string, min: number, max: number): number {
-  const n = /^-?\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new InvalidJobError(field, `an integer from ${min} to ${max}`, raw);
-  }
-  return n;
-}
-
-/** A time query parameter: epoch ms digits, an ISO time, or what `parseDueTime` reads. */
-export function timeParam(raw: string, field: string, now: number, timeZone?: string): number {
-  const value = /^\d+$/.test(raw) ? Number(raw) : raw;
+/** A time query parameter (epoch ms already a number): an instant, as `parseDueTime` reads it. */
+function timeParam(value: number | string, field: string, now: number, timeZone?: string): number {
   return parseDueTime(value, { now, field, ...(timeZone ? { timeZone } : {}) });
 }
 
-function iso(t: number): string {
-  return new Date(t).toISOString();
-}
+const iso = isoInstant;

@@ -20,7 +20,8 @@ const TOOL_FIELDS: Readonly<Record<string, string>> = {
 };
 
 export function toolField(field: string): string {
-  return TOOL_FIELDS[field] ?? field;
+  // own properties only: a field named "constructor" (an unknown argument) is itself
+  return Object.hasOwn(TOOL_FIELDS, field) ? TOOL_FIELDS[field]! : field;
 }
 
 /** `field: expected X, received Y`, the wording of every duetime validation error. */

@@ -1,6 +1,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Scheduler } from "../api/scheduler.js";
 import type { Job } from "../core/job.js";
+import { isoInstant } from "../core/instant-text.js";
 
 /**
  * Target of a task created without a webhook: a reminder. Nothing leaves the process when it
@@ -40,7 +41,7 @@ export function forwardFiredReminders(
           event: "reminder",
           id: job.id,
           description: describe(job),
-          scheduled_at: new Date(job.dueAt).toISOString(),
+          scheduled_at: isoInstant(job.dueAt),
         },
       })
       // The client may be gone; the outcome is stored either way.

@@ -1,4 +1,5 @@
 import type { Job, JobStatus, JsonValue } from "../core/job.js";
+import { isoInstant, isShowable } from "../core/instant-text.js";
 import { tzOffsetMinutes } from "../core/time-input.js";
 import { REMINDER_TARGET } from "./reminders.js";
 
@@ -49,7 +50,7 @@ export function taskView(job: Job): TaskView {
     status: job.status,
     kind: job.target === REMINDER_TARGET ? "reminder" : webhook ? "webhook" : "handler",
     webhook_url: webhook ? job.target : null,
-    scheduled_at: new Date(job.dueAt).toISOString(),
+    scheduled_at: isoInstant(job.dueAt),
     scheduled_at_local: timezone === null ? null : isoInZone(job.dueAt, timezone),
     timezone,
     attempts: job.attempts,
@@ -61,7 +62,7 @@ export function taskView(job: Job): TaskView {
     last_error: job.lastError,
     idempotency_key: job.key,
     version: job.version,
-    created_at: new Date(job.createdAt).toISOString(),
+    created_at: isoInstant(job.createdAt),
   };
 }
 
@@ -89,6 +90,7 @@ export function statusLine(v: TaskView): string {
 
 /** "2026-03-02T09:00:00.000+01:00": the instant as the clocks of `timeZone` show it. */
 export function isoInZone(ms: number, timeZone: string): string {
+  if (!isShowable(ms)) return isoInstant(ms);
   const offset = tzOffsetMinutes(timeZone, ms);
   const local = new Date(ms + offset * 60_000).toISOString().slice(0, -1);
   const sign = offset < 0 ? "-" : "+";
@@ -99,7 +101,7 @@ export function isoInZone(ms: number, timeZone: string): string {
 }
 
 function isoOrNull(ms: number | null): string | null {
-  return ms === null ? null : new Date(ms).toISOString();
+  return ms === null ? null : isoInstant(ms);
 }
 
 function isObject(v: JsonValue): v is { [key: string]: JsonValue } {

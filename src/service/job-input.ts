@@ -1,4 +1,5 @@
 import { InvalidJobError } from "../core/errors.js";
+import { isoInstant } from "../core/instant-text.js";
 import type { Job } from "../core/job.js";
 import type { ScheduleInput } from "../core/schedule-input.js";
 import { rejectUnknownFields, requireObject, requireString } from "../core/validate.js";
@@ -168,6 +169,4 @@ export function jobView(job: Job): JobView {
   };
 }
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
+const iso = isoInstant;

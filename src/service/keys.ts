@@ -86,7 +86,7 @@ export async function authenticateKey(
  * postgres:// URL.
  */
 export async function openKeyStore(db: string): Promise<KeyStore> {
-  if (/^postgres(ql)?:\/\//i.test(db)) {
+  if (/^postgres(?:ql)?:\/\//i.test(db)) {
     const { PostgresKeyStore } = await import("../stores/postgres/key-store.js");
     return PostgresKeyStore.open(db);
   }

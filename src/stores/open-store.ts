@@ -20,7 +20,7 @@ export interface OpenStoreOptions {
 
 /** Whether `db` names a PostgreSQL database (a postgres:// or postgresql:// URL). */
 function isPostgresUrl(db: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(db);
+  return /^postgres(?:ql)?:\/\//i.test(db);
 }
 
 /** The SQLite path a `db` string names (`sqlite:` and `file:` prefixes removed). */

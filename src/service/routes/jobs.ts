@@ -3,13 +3,8 @@ import type { Scheduler } from "../../api/scheduler.js";
 import { InvalidJobError } from "../../core/errors.js";
 import type { Job } from "../../core/job.js";
 import { validateScheduleInput, type ScheduleInput } from "../../core/schedule-input.js";
-import { parseDueTime } from "../../core/time-input.js";
-import {
-  optionalInteger,
-  optionalString,
-  rejectUnknownFields,
-  requireObject,
-} from "../../core/validate.js";
+import { resolveDueTime } from "../../core/due-time.js";
+import { rejectUnknownFields, requireObject } from "../../core/validate.js";
 import { ApiError, invalid, jobNotFound } from "../http-errors.js";
 import { jobView, toScheduleInput } from "../job-input.js";
 import { listQueryFrom } from "./list-params.js";
@@ -212,32 +207,7 @@ function parseIfMatch(header: string | undefined): number | undefined {
 function rescheduleDueAt(raw: unknown, s: Scheduler): number {
   const body = requireObject(raw, "body");
   rejectUnknownFields(body, ["dueAt", "delayMs", "timeZone"], "");
-  const now = s.options.clock.now();
-  let dueAt: number;
-  if (body.dueAt !== undefined && body.delayMs !== undefined) {
-    throw new InvalidJobError("delayMs", "to be absent when dueAt is given", body.delayMs);
-  }
-  if (body.delayMs !== undefined) {
-    dueAt = now + optionalInteger(body.delayMs, "delayMs", 0, 100 * 365 * 86_400_000)!;
-  } else if (body.dueAt !== undefined) {
-    const timeZone = optionalString(body.timeZone, "timeZone", { max: 64 });
-    dueAt = parseDueTime(body.dueAt, {
-      now,
-      field: "dueAt",
-      ...(timeZone === undefined ? {} : { timeZone }),
-    });
-  } else {
-    throw new InvalidJobError("dueAt", "a due time (or delayMs)", undefined);
-  }
-  const maxPast = s.options.maxPastMs;
-  if (maxPast !== null && dueAt < now - maxPast) {
-    throw new InvalidJobError(
-      "dueAt",
-      `a time no more than ${maxPast} ms in the past`,
-      new Date(dueAt).toISOString(),
-    );
-  }
-  return dueAt;
+  return resolveDueTime(body, { now: s.options.clock.now(), maxPastMs: s.options.maxPastMs });
 }
 
 /** The context validateScheduleInput needs, to check batch items before storing any. */

@@ -71,7 +71,7 @@ const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Validates once and resolves defaults into a new frozen object; the input is not touched. */
 export function resolvePostgresOptions(o: PostgresStoreOptions): ResolvedPostgresOptions {
-  if (typeof o.url !== "string" || !/^postgres(ql)?:\/\//i.test(o.url)) {
+  if (typeof o.url !== "string" || !/^postgres(?:ql)?:\/\//i.test(o.url)) {
     throw new InvalidOptionError("url", "a postgres:// or postgresql:// URL", o.url);
   }
   const schema = o.schema ?? "duetime";

@@ -52,6 +52,9 @@ const dateTime = new Intl.DateTimeFormat(undefined, {
 /** A <time> element showing `t` in local time, with the exact instant for machines. */
 export function time(t: number | null): HTMLElement | string {
   if (t === null) return "—";
+  // A stored time no Date can hold (a row older than the due-time range check) shows as
+  // text instead of throwing and blanking the page.
+  if (!Number.isFinite(t) || Math.abs(t) > 8.64e15) return `invalid time (epoch ms ${t})`;
   const iso = new Date(t).toISOString();
   return h("time", { datetime: iso, title: iso }, dateTime.format(t));
 }

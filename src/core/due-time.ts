@@ -1,0 +1,70 @@
+import { InvalidJobError } from "./errors.js";
+import { isEpochMs, MAX_TIME_ZONE, parseDueTime, requireInstant } from "./time-input.js";
+import { optionalString, prefixText, requireInteger, type FieldPrefix } from "./validate.js";
+
+/** Longest delay `delayMs` (and `expireAfterMs`) may ask for: 100 years, in ms. */
+export const MAX_DELAY_MS = 100 * 365 * 86_400_000;
+
+/** The fields that say when a job is due, as schedule and reschedule bodies carry them. */
+export interface DueTimeFields {
+  readonly dueAt?: unknown;
+  readonly delayMs?: unknown;
+  readonly timeZone?: unknown;
+}
+
+export interface DueTimeContext {
+  readonly now: number;
+  /** How far in the past a due time may be (ms), or null for no limit. */
+  readonly maxPastMs: number | null;
+}
+
+/**
+ * `dueAt` (+ `timeZone`) or `delayMs` to an epoch-ms due time: exactly one of the two, the
+ * time read by parseDueTime, the result inside the one due-time range (requireInstant) and
+ * no further back than `maxPastMs`. Shared by schedule (one and many) and the HTTP and MCP
+ * reschedules, so each answers the same error for the same input, before anything is written.
+ */
+export function resolveDueTime(
+  input: DueTimeFields,
+  ctx: DueTimeContext,
+  prefix: FieldPrefix = "",
+): number {
+  let dueAt: number;
+  if (input.dueAt !== undefined && input.delayMs !== undefined) {
+    throw new InvalidJobError(
+      `${prefixText(prefix)}delayMs`,
+      "to be absent when dueAt is given",
+      input.delayMs,
+    );
+  }
+  if (input.delayMs !== undefined) {
+    const delay = requireInteger(input.delayMs, "delayMs", 0, MAX_DELAY_MS, prefix);
+    dueAt = requireInstant(ctx.now + delay, `${prefixText(prefix)}delayMs`, input.delayMs);
+  } else if (input.dueAt !== undefined) {
+    const timeZone = optionalString(input.timeZone, "timeZone", TIME_ZONE_RULE, prefix);
+    if (isEpochMs(input.dueAt)) {
+      // the bulk path's common case: no options object, no name strings
+      dueAt = input.dueAt;
+    } else {
+      const p = prefixText(prefix);
+      dueAt = parseDueTime(input.dueAt, {
+        now: ctx.now,
+        field: `${p}dueAt`,
+        timeZoneField: `${p}timeZone`,
+        ...(timeZone === undefined ? {} : { timeZone }),
+      });
+    }
+  } else {
+    throw new InvalidJobError(`${prefixText(prefix)}dueAt`, "a due time (or delayMs)", undefined);
+  }
+  if (ctx.maxPastMs !== null && dueAt < ctx.now - ctx.maxPastMs) {
+    throw new InvalidJobError(
+      `${prefixText(prefix)}dueAt`,
+      `a time no more than ${ctx.maxPastMs} ms in the past`,
+      new Date(dueAt).toISOString(),
+    );
+  }
+  return dueAt;
+}
+
+const TIME_ZONE_RULE = { max: MAX_TIME_ZONE } as const;
