@@ -1,5 +1,5 @@
 import { Described, InvalidJobError } from "./errors.js";
-import { MAX_TIME_TEXT, MAX_TIME_ZONE } from "./time-input.js";
+import { MAX_TIME_ZONE } from "./time-input.js";
 import { requireObject, requireString } from "./validate.js";
 
 /**
@@ -99,10 +99,10 @@ function readParam(value: unknown, name: string, rule: ParamRule): unknown {
       }
       return text;
     }
-    case "time": {
-      const text = requireString(value, name, { max: MAX_TIME_TEXT });
-      return /^\d{1,16}$/.test(text) ? Number(text) : text;
-    }
+    case "time":
+      // parseDueTime bounds the text (MAX_TIME_TEXT) and says so in its own words
+      if (typeof value !== "string") throw new InvalidJobError(name, "a time", value);
+      return /^\d{1,16}$/.test(value) ? Number(value) : value;
   }
 }
 
