@@ -23,7 +23,11 @@ export type { FairShare } from "./engine/fair-queue.js";
 export type { Logger } from "./engine/logger.js";
 export type { ClockJump, ClockJumpSummary } from "./engine/clock-jumps.js";
 export type { ClockSkewReading } from "./engine/clock-skew.js";
-export { PermanentJobError, RetryLaterError } from "./engine/handler-errors.js";
+export {
+  InfrastructureError,
+  PermanentJobError,
+  RetryLaterError,
+} from "./engine/handler-errors.js";
 export { TimingWheel } from "./engine/timing-wheel.js";
 export type { ScheduleInput } from "./core/schedule-input.js";
 export { validateScheduleInput } from "./core/schedule-input.js";

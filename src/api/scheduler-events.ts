@@ -4,12 +4,20 @@ import type { ClockJump } from "../engine/clock-jumps.js";
 /** One change to a job, as the `changed` event reports it (a feed for live views). */
 export interface JobChange {
   readonly kind:
-    "scheduled" | "cancelled" | "rescheduled" | "retried" | "fired" | "failed" | "dead" | "expired";
+    | "scheduled"
+    | "cancelled"
+    | "rescheduled"
+    | "retried"
+    | "fired"
+    | "failed"
+    | "deferred"
+    | "dead"
+    | "expired";
   readonly id: string;
   readonly tenant: string;
   /** The job's state after the change. */
   readonly status: JobStatus;
-  /** Its due time after the change (the retry time for `failed`). */
+  /** Its due time after the change (the retry time for `failed` and `deferred`). */
   readonly dueAt: number;
   /** When the change was recorded (epoch ms). */
   readonly at: number;
@@ -18,6 +26,11 @@ export interface JobChange {
 export interface SchedulerEvents {
   fired: [{ job: Job; latenessMs: number; result: unknown }];
   failed: [{ job: Job; latenessMs: number; error: string; retryAt: number }];
+  /**
+   * The handler could not attempt the job (InfrastructureError: a database or secret store
+   * was down): pending again at `retryAt`, its attempt not spent.
+   */
+  deferred: [{ job: Job; latenessMs: number; error: string; retryAt: number }];
   dead: [{ job: Job; latenessMs: number; error: string }];
   expired: [{ job: Job; latenessMs: number }];
   /** Every change this process made to a job, after it is stored. */

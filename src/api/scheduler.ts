@@ -375,6 +375,18 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
         });
         this.changed("failed", { ...o.job, dueAt: o.retryAt }, "pending");
         break;
+      case "deferred":
+        this.emit("deferred", {
+          job: o.job,
+          latenessMs: o.latenessMs,
+          error: o.error,
+          retryAt: o.retryAt,
+        });
+        this.changed("deferred", { ...o.job, dueAt: o.retryAt }, "pending");
+        // The watcher planned its sleep while the job was claimed: a short backoff would
+        // otherwise wait for its next poll.
+        this.engine.wakeFor(o.retryAt);
+        break;
       case "dead":
         this.emit("dead", { job: o.job, latenessMs: o.latenessMs, error: o.error });
         this.changed("dead", o.job, "dead");

@@ -5,7 +5,7 @@ import type { Settlement } from "../store/store.js";
 import { backoffDelay } from "./backoff.js";
 import { FairQueue, type FairShare, type Lane } from "./fair-queue.js";
 import type { Logger } from "./logger.js";
-import { PermanentJobError, RetryLaterError } from "./handler-errors.js";
+import { InfrastructureError, PermanentJobError, RetryLaterError } from "./handler-errors.js";
 import type { Settler } from "./settler.js";
 
 /** What a handler receives besides the job. */
@@ -36,6 +36,15 @@ export type DispatchOutcome =
       applied: boolean;
     }
   | { kind: "dead"; job: Job; latenessMs: number; error: string; applied: boolean }
+  /** The handler met an InfrastructureError: pending again at `retryAt`, no attempt spent. */
+  | {
+      kind: "deferred";
+      job: Job;
+      latenessMs: number;
+      error: string;
+      retryAt: number;
+      applied: boolean;
+    }
   | { kind: "expired"; job: Job; latenessMs: number; applied: boolean };
 
 export interface DispatcherDeps {
@@ -221,6 +230,10 @@ export class Dispatcher {
       );
       return;
     }
+    if (err instanceof InfrastructureError) {
+      this.handBack(run, err);
+      return;
+    }
     const base = { id: job.id, fence: job.fence, firedAt: run.startedAt };
     const error = err instanceof Error ? err.message || err.name : String(err);
     const retryable = !(err instanceof PermanentJobError) && job.attempts < job.maxAttempts;
@@ -245,6 +258,33 @@ export class Dispatcher {
         bucket: bucketOf(retryAt, this.d.bucketWidthMs),
       },
       { kind: "failed", job, latenessMs, error, retryAt, applied: false },
+    );
+  }
+
+  /**
+   * An infrastructure failure is not an attempt: the claim is released (the store gives the
+   * attempt back) due again after a backoff, with the error's message as the job's last
+   * error. Its cause, which may name hosts and addresses, goes to the log only.
+   */
+  private handBack(run: RunningHandler, err: InfrastructureError): void {
+    const { job, latenessMs } = run;
+    const retryAt = this.d.clock.now() + (err.retryAfterMs ?? backoffDelay(1, this.d.backoff));
+    const error = err.message || err.name;
+    this.d.logger.warn(
+      { err, id: job.id, tenant: job.tenant, retryAt },
+      "infrastructure unavailable: job handed back without spending an attempt",
+    );
+    this.finish(
+      {
+        id: job.id,
+        fence: job.fence,
+        firedAt: run.startedAt,
+        outcome: "release",
+        retryAt,
+        bucket: bucketOf(retryAt, this.d.bucketWidthMs),
+        error,
+      },
+      { kind: "deferred", job, latenessMs, error, retryAt, applied: false },
     );
   }
 

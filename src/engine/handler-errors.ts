@@ -19,3 +19,28 @@ export class RetryLaterError extends Error {
     super(message);
   }
 }
+
+/**
+ * Nothing was attempted: something the handler depends on (a database, a secret store) was
+ * unavailable before it could try. The job goes back to pending after a backoff without
+ * spending an attempt, even on its last one; its last error says what failed. Name the
+ * failing dependency in `message` (it is stored where the job's owner reads it) and keep
+ * the details (addresses, credentials) in `cause`, which only the server log sees.
+ */
+export class InfrastructureError extends Error {
+  override readonly name = "InfrastructureError";
+  /** Delay before the job is claimed again, in ms, or null for the engine's default. */
+  readonly retryAfterMs: number | null;
+
+  constructor(
+    message: string,
+    options: {
+      readonly cause?: unknown;
+      /** Delay before the job is claimed again, in ms. Default: the first retry's backoff. */
+      readonly retryAfterMs?: number;
+    } = {},
+  ) {
+    super(message, "cause" in options ? { cause: options.cause } : undefined);
+    this.retryAfterMs = options.retryAfterMs ?? null;
+  }
+}

@@ -4,6 +4,9 @@ import type { Store } from "../store/store.js";
 import { JOB_STATUSES } from "../core/job.js";
 import type { DeliveryAttempt } from "./webhook/deliver.js";
 
+/** The scheduler events counted in duetime_job_outcomes_total. */
+const OUTCOMES = ["fired", "failed", "deferred", "dead", "expired"] as const;
+
 /**
  * Prometheus metrics of one server (prom-client, a registry of its own so two servers in
  * one process, as in tests, never collide). Outcomes and lateness come from the scheduler's
@@ -25,11 +28,13 @@ export class ServiceMetrics {
     client.collectDefaultMetrics({ register: this.registry, prefix: "duetime_process_" });
     this.outcomes = new client.Counter({
       name: "duetime_job_outcomes_total",
-      help: "Attempts settled by this process, by outcome (fired, failed = will retry, dead, expired)",
+      help:
+        "Attempts settled by this process, by outcome (fired, failed = will retry, dead, expired; " +
+        "deferred = handed back unattempted because a dependency such as the database was down)",
       labelNames: ["outcome"],
       registers,
     });
-    for (const o of ["fired", "failed", "dead", "expired"]) this.outcomes.inc({ outcome: o }, 0);
+    for (const o of OUTCOMES) this.outcomes.inc({ outcome: o }, 0);
     this.lateness = new client.Histogram({
       name: "duetime_fire_lateness_seconds",
       help: "How late attempts started after their due time",
@@ -46,7 +51,7 @@ export class ServiceMetrics {
     });
     this.deliveries = new client.Counter({
       name: "duetime_webhook_deliveries_total",
-      help: "Webhook attempts by outcome (delivered, retry, permanent, refused)",
+      help: "Webhook attempts by outcome (delivered, retry, permanent, refused, unavailable)",
       labelNames: ["outcome"],
       registers,
     });
@@ -78,9 +83,12 @@ export class ServiceMetrics {
       (outcome: string) =>
       ({ latenessMs }: { latenessMs: number }): void => {
         this.outcomes.inc({ outcome });
-        if (outcome !== "expired") this.lateness.observe(Math.max(0, latenessMs) / 1000);
+        // Expired and deferred jobs did not start an attempt: no lateness of theirs.
+        if (outcome !== "expired" && outcome !== "deferred") {
+          this.lateness.observe(Math.max(0, latenessMs) / 1000);
+        }
       };
-    for (const o of ["fired", "failed", "dead", "expired"] as const) scheduler.on(o, onOutcome(o));
+    for (const o of OUTCOMES) scheduler.on(o, onOutcome(o));
     const registers = [this.registry];
     const jumps = new client.Counter({
       name: "duetime_clock_jumps_total",

@@ -4,6 +4,7 @@ import pino from "pino";
 import { Scheduler } from "../api/scheduler.js";
 import type { Clock } from "../core/clock.js";
 import type { EventStreamOptions } from "../dashboard/events.js";
+import { InfrastructureError } from "../engine/handler-errors.js";
 import type { SchedulerOptions } from "../engine/options.js";
 import { openStore } from "../stores/open-store.js";
 import { mcpWebhookCheck } from "./job-input.js";
@@ -178,11 +179,31 @@ function cachedSecrets(keys: KeyStore, ttlMs: number): (tenant: string) => Promi
     const hit = cache.get(tenant);
     if (hit && hit.until > now) return hit.secret;
     if (cache.size > 10_000) cache.clear();
-    const secret = keys.tenantSecretEnsure({ tenant, secret: newSigningSecret(), now });
+    const secret = keys
+      .tenantSecretEnsure({ tenant, secret: newSigningSecret(), now })
+      .catch((err: unknown) => {
+        throw new InfrastructureError(
+          `signing secret unavailable: database error${codeSuffix(err)} (details in the server log)`,
+          { cause: err },
+        );
+      });
     cache.set(tenant, { secret, until: now + ttlMs });
     secret.catch(() => cache.delete(tenant));
     return secret;
   };
+}
+
+/**
+ * " (ECONNREFUSED)": the first error code along the cause chain, which says what kind of
+ * failure it was without the address or credentials its message may carry.
+ */
+function codeSuffix(err: unknown): string {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && /^[A-Z0-9_]{1,32}$/.test(code)) return ` (${code})`;
+    e = e.cause ?? (e instanceof AggregateError ? e.errors[0] : undefined);
+  }
+  return "";
 }
 
 /** The database location without a password, for logs. */

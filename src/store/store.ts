@@ -168,8 +168,18 @@ export type Settlement = SettlementBase &
   (
     | { readonly outcome: "succeeded"; readonly result: JsonValue | null }
     | { readonly outcome: "dead" | "expired"; readonly error: string }
-    /** Hand an unstarted claim back (stopping): pending again, the attempt not counted. */
-    | { readonly outcome: "release" }
+    /**
+     * Hand a claim back without counting its attempt: pending again. Stopping hands back
+     * unstarted claims as they were (no other field). A handler that met an infrastructure
+     * failure (InfrastructureError: nothing was attempted) hands its job back due at
+     * `retryAt` (in `bucket`) with `error` as its last error; give all three or none.
+     */
+    | {
+        readonly outcome: "release";
+        readonly retryAt?: number;
+        readonly bucket?: number;
+        readonly error?: string;
+      }
     | {
         readonly outcome: "retry";
         readonly error: string;
@@ -236,4 +246,17 @@ export interface NextDue {
 export interface BucketCount {
   readonly bucket: number;
   readonly pending: number;
+}
+
+/**
+ * Where a settlement puts its job back in the live set, if it moves it: a retry, or a
+ * release after an infrastructure failure. Null for outcomes that finish the job and for a
+ * plain release (the job stays at its due time).
+ */
+export function settlementRequeue(st: Settlement): { retryAt: number; bucket: number } | null {
+  if (st.outcome === "retry") return { retryAt: st.retryAt, bucket: st.bucket };
+  if (st.outcome === "release" && st.retryAt !== undefined && st.bucket !== undefined) {
+    return { retryAt: st.retryAt, bucket: st.bucket };
+  }
+  return null;
 }

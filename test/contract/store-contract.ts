@@ -315,6 +315,49 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       expect((await claim(T0 + 200)).map((j) => j.id)).toEqual([b!.id]);
     });
 
+    it("releases a claim to a later due time with its error, the attempt not counted", async () => {
+      // An infrastructure failure (the handler's dependency was down): not an attempt, even
+      // on the job's last one, and the job comes back at its retry time only.
+      const [j] = await insert(job({ dueAt: T0, maxAttempts: 1 }));
+      const [c] = await claim(T0 + 10);
+      expect(c).toMatchObject({ id: j!.id, attempts: 1, status: "claimed" });
+      const retryAt = T0 + 2 * HOUR + 5;
+      const applied = await store.jobsSettle({
+        now: T0 + 20,
+        settlements: [
+          {
+            id: j!.id,
+            fence: c!.fence,
+            firedAt: T0 + 10,
+            outcome: "release",
+            retryAt,
+            bucket: bucketOf(retryAt, store.bucketWidthMs),
+            error: "signing secret unavailable: database error (ECONNREFUSED)",
+          },
+        ],
+      });
+      expect(applied).toEqual([true]);
+      expect(await store.jobGet({ id: j!.id })).toMatchObject({
+        status: "pending",
+        attempts: 0,
+        dueAt: retryAt,
+        bucket: bucketOf(retryAt, store.bucketWidthMs),
+        lastError: "signing secret unavailable: database error (ECONNREFUSED)",
+      });
+      expect(await store.jobsCountByStatus({})).toMatchObject({ pending: 1, claimed: 0 });
+      expect(await claim(retryAt - 1)).toEqual([]);
+      const [again] = await claim(retryAt);
+      expect(again).toMatchObject({ id: j!.id, attempts: 1 });
+      expect(again!.fence).toBeGreaterThan(c!.fence);
+      // A stale release (the old fence) changes nothing.
+      expect(
+        await store.jobsSettle({
+          now: retryAt + 1,
+          settlements: [{ id: j!.id, fence: c!.fence, firedAt: T0, outcome: "release" }],
+        }),
+      ).toEqual([false]);
+    });
+
     it("expires leases: back to pending while attempts remain, dead after", async () => {
       const [a, b] = await insert(
         job({ dueAt: T0, maxAttempts: 1 }),

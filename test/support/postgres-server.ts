@@ -35,6 +35,10 @@ export interface PostgresServer {
   stop(): Promise<void>;
   /** Restarts the server (same data, same port): for fault tests. */
   restart(): Promise<void>;
+  /** Stops the server, keeping its data, until `resume()`: an outage (no-op for PG_URL). */
+  halt(): Promise<void>;
+  /** Starts a halted server again (same data, same port). */
+  resume(): Promise<void>;
   /** True when this process started the server (so restart() is available). */
   readonly owned: boolean;
 }
@@ -87,7 +91,8 @@ export async function startPostgres(
     if (host !== "127.0.0.1" && host !== "localhost" && host !== "::1" && host !== "[::1]") {
       throw new Error(`PG_URL must point at 127.0.0.1 or localhost, got host ${host}`);
     }
-    return { url: given, owned: false, stop: async () => {}, restart: async () => {} };
+    const none = async (): Promise<void> => {};
+    return { url: given, owned: false, stop: none, restart: none, halt: none, resume: none };
   }
   return startLocalServer(options.settings ?? {});
 }
@@ -231,6 +236,12 @@ async function startLocalServer(settings: Record<string, string>): Promise<Postg
     async restart() {
       await kill("SIGINT");
       await launch();
+    },
+    async halt() {
+      await kill("SIGINT");
+    },
+    async resume() {
+      if (child === null) await launch();
     },
   };
 }

@@ -2,7 +2,11 @@ import { Agent, request, errors as undiciErrors } from "undici";
 import type { Job } from "../../core/job.js";
 import type { Handler, HandlerContext } from "../../engine/dispatcher.js";
 import type { FairShare } from "../../engine/fair-queue.js";
-import { PermanentJobError, RetryLaterError } from "../../engine/handler-errors.js";
+import {
+  InfrastructureError,
+  PermanentJobError,
+  RetryLaterError,
+} from "../../engine/handler-errors.js";
 import { InvalidOptionError } from "../../core/errors.js";
 import { guardedLookup, literalAddressRefusal, PrivateAddressError } from "./address-guard.js";
 import {
@@ -15,7 +19,10 @@ import {
 
 /** Options of webhook delivery. */
 export interface WebhookOptions {
-  /** Resolves the tenant's signing secret (created on first use). Required. */
+  /**
+   * Resolves the tenant's signing secret (created on first use). Required. A rejection is
+   * not a delivery attempt: the job goes back unattempted (see InfrastructureError).
+   */
   readonly secretFor: (tenant: string) => Promise<string>;
   /**
    * Per-attempt timeout in ms, for each of: connecting, the answer's headers after the
@@ -43,7 +50,8 @@ export interface WebhookOptions {
 
 /** What one delivery attempt did. */
 export interface DeliveryAttempt {
-  readonly outcome: "delivered" | "retry" | "permanent" | "refused";
+  /** `unavailable`: nothing was sent, the signing secret could not be read. */
+  readonly outcome: "delivered" | "retry" | "permanent" | "refused" | "unavailable";
   /** HTTP status, or null when no response came (timeout, connection error, refused). */
   readonly status: number | null;
   readonly durationMs: number;
@@ -115,7 +123,9 @@ export function createWebhookDelivery(options: WebhookOptions): WebhookDelivery 
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
     const url = targetUrl(job, allowPrivate, report);
-    const secret = await options.secretFor(job.tenant);
+    const secret = await signingSecret(options, job.tenant, () =>
+      report({ outcome: "unavailable", status: null, durationMs: elapsed() }),
+    );
     const { body, headers } = signedRequest(job, ctx.attempt, secret, Math.floor(now() / 1000));
     // the engine's signal: the handler timeout (from the attempt's start) or a hard stop
     const signal = ctx.signal;
@@ -203,6 +213,27 @@ function targetUrl(job: Job, allowPrivate: boolean, report: (a: DeliveryAttempt)
     throw new PermanentJobError(refusal.message);
   }
   return url;
+}
+
+/**
+ * The tenant's secret, or an InfrastructureError: a secret that cannot be read (its
+ * database is down) says nothing about the webhook, so it must not spend an attempt nor
+ * read as the target's failure.
+ */
+async function signingSecret(
+  options: WebhookOptions,
+  tenant: string,
+  onUnavailable: () => void,
+): Promise<string> {
+  try {
+    return await options.secretFor(tenant);
+  } catch (err) {
+    onUnavailable();
+    if (err instanceof InfrastructureError) throw err;
+    throw new InfrastructureError("signing secret unavailable (details in the server log)", {
+      cause: err,
+    });
+  }
 }
 
 /** The body and headers of one attempt, signed with the tenant's secret. */

@@ -32,7 +32,18 @@ export function createPool(
   pool.on("error", (err) =>
     onError(new Error("idle PostgreSQL connection failed", { cause: err })),
   );
+  ignoreCheckedOutErrors(pool);
   return pool;
+}
+
+/**
+ * A checked-out client (a transaction, a migration) whose connection drops emits `error`
+ * besides failing its query, and the pool listens only while the client is idle: without a
+ * listener of its own, a server stopping mid-transaction would crash the process. The failed
+ * query reports the trouble to its caller; this listener only keeps the process alive.
+ */
+export function ignoreCheckedOutErrors(pool: pg.Pool): void {
+  pool.on("connect", (client) => client.on("error", () => undefined));
 }
 
 /** Errors worth retrying the same statement for: deadlock, serialization failure. */

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { ignoreCheckedOutErrors } from "./connection.js";
 
 /**
  * API keys and tenant signing secrets of the HTTP service in PostgreSQL, in the same schema
@@ -27,6 +28,7 @@ export class PostgresKeyStore {
       max: 4,
     });
     pool.on("error", () => undefined); // an idle client's lost connection is replaced on use
+    ignoreCheckedOutErrors(pool);
     const t = { keys: `"${schema}".service_api_keys`, tenants: `"${schema}".service_tenants` };
     try {
       // Serialised by an advisory lock: concurrent CREATE IF NOT EXISTS can still collide.

@@ -20,6 +20,7 @@ import type {
   NodeStartParams,
   Store,
 } from "../../store/store.js";
+import { settlementRequeue } from "../../store/store.js";
 import { clientConfig, createPool, inTransaction, withRetry } from "./connection.js";
 import { DueNotifier } from "./due-notifier.js";
 import { insertKeyed } from "./insert.js";
@@ -206,7 +207,7 @@ export class PostgresStore implements Store {
   }): Promise<boolean[]> {
     const list = params.settlements;
     if (list.length === 0) return [];
-    const retryBuckets = list.flatMap((st) => (st.outcome === "retry" ? [st.bucket] : []));
+    const retryBuckets = list.flatMap((st) => settlementRequeue(st)?.bucket ?? []);
     await this.ensureLive(retryBuckets, params.now);
     await this.ensureHistory(params.now);
     const arrays = [
@@ -215,10 +216,10 @@ export class PostgresStore implements Store {
       list.map((st) => st.fence),
       list.map((st) => st.outcome),
       list.map((st) => (st.outcome === "succeeded" ? JSON.stringify(st.result) : null)),
-      list.map((st) => ("error" in st ? st.error : null)),
+      list.map((st) => ("error" in st ? (st.error ?? null) : null)),
       list.map((st) => st.firedAt),
-      list.map((st) => (st.outcome === "retry" ? st.retryAt : null)),
-      list.map((st) => (st.outcome === "retry" ? st.bucket : null)),
+      list.map((st) => settlementRequeue(st)?.retryAt ?? null),
+      list.map((st) => settlementRequeue(st)?.bucket ?? null),
       params.now,
     ];
     const { rows } = await this.run("settling jobs", () =>
@@ -226,9 +227,10 @@ export class PostgresStore implements Store {
     );
     const applied = new Set(rows.map((r) => `${r.id}:${r.fence}`));
     const earliestRetry = Math.min(
-      ...list.flatMap((st) =>
-        st.outcome === "retry" && applied.has(`${st.id}:${st.fence}`) ? [st.retryAt] : [],
-      ),
+      ...list.flatMap((st) => {
+        const moved = settlementRequeue(st);
+        return moved && applied.has(`${st.id}:${st.fence}`) ? [moved.retryAt] : [];
+      }),
     );
     if (Number.isFinite(earliestRetry)) await this.notifyEarlier(earliestRetry, params.now);
     return list.map((st) => applied.has(`${st.id}:${st.fence}`));

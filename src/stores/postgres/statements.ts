@@ -103,7 +103,8 @@ export function statements(schema: string) {
      * Settlements of a batch, one statement: each applies only while the job is still
      * claimed under the same fence (primary key of jobs_claimed plus the fence check);
      * finished jobs move to history, retries back to jobs_live at their new due time, and
-     * released (unstarted) claims back to jobs_live as they were, the attempt not counted.
+     * released claims back to jobs_live, the attempt not counted: as they were (unstarted
+     * at a stop) or, after an infrastructure failure, at their retry time with its error.
      */
     settle: `WITH st AS (
         SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::text[], $5::text[],
@@ -124,8 +125,9 @@ export function statements(schema: string) {
         FROM done WHERE outcome NOT IN ('retry', 'release')
       ), released AS (
         INSERT INTO ${s}.jobs_live (${COLS})
-        SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
-          attempts - 1, max_attempts, expire_after_ms, version + 1, fence, last_error,
+        SELECT shard, id, tenant, key, COALESCE(retry_at, due_at),
+          COALESCE(retry_bucket, bucket), payload, target, target_options, attempts - 1,
+          max_attempts, expire_after_ms, version + 1, fence, COALESCE(st_error, last_error),
           last_result, created_at, $10::bigint, fired_at
         FROM done WHERE outcome = 'release'
       ), retried AS (

@@ -34,8 +34,16 @@ export function settleJobs(
     const c = ctx.s.claimOf.get(st.id, st.fence) as ClaimRow | undefined;
     if (!c) return false;
     if (st.outcome === "release") {
-      // Never started: the attempt is given back.
-      requeue(ctx, c, deltas, { attempts: c.attempts - 1, error: c.last_error, now });
+      // Nothing was attempted (never started, or infrastructure down): the attempt is given
+      // back; an infrastructure release also moves the due time and records why.
+      requeue(ctx, c, deltas, {
+        ...(st.retryAt === undefined || st.bucket === undefined
+          ? {}
+          : { dueAt: st.retryAt, bucket: st.bucket }),
+        attempts: c.attempts - 1,
+        error: st.error ?? c.last_error,
+        now,
+      });
     } else if (st.outcome === "retry") {
       requeue(ctx, c, deltas, {
         dueAt: st.retryAt,

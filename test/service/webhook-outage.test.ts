@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/core/clock.js";
+import { dropSchema, freshSchema, usePostgresServer } from "../support/postgres-server.js";
+import { startReceiver, startTestService, waitForJob } from "./helpers.js";
+
+/**
+ * Issue 10 §4: a PostgreSQL outage while a claimed job's delivery reads the tenant's signing
+ * secret used to spend the job's attempt (64 jobs with maxAttempts 1 dead, never delivered,
+ * their last error showing the database's address as the webhook's). An unavailable
+ * database is not a delivery attempt.
+ */
+const pg = usePostgresServer();
+const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
+
+describe("a database outage during delivery (real PostgreSQL, stopped and started)", () => {
+  it("hands the job back without spending its only attempt, says what failed, and delivers once the database is back", async (ctx) => {
+    if (!pg.server.owned) ctx.skip(); // PG_URL names a server this test cannot stop
+    const schema = freshSchema("outage");
+    const clock = new ManualClock(T0);
+    const t = await startTestService({
+      db: `${pg.url}?schema=${schema}`,
+      clock,
+      secretCacheMs: 0, // every delivery reads the secret from the database
+    });
+    const rx = await startReceiver();
+    try {
+      const created = await t.api("POST", "/v1/jobs", {
+        body: { dueAt: new Date(T0 + 500).toISOString(), target: rx.url, maxAttempts: 1 },
+      });
+      expect(created.status).toBe(201);
+      const id: string = created.body.job.id;
+      // Due within the timing wheel's horizon: claimed ahead, while the database is up.
+      // (Timers of the manual clock run only when it moves: advance(0) runs those due now,
+      // such as the watcher's pass once the node's shard leases are taken.)
+      await until(async () => {
+        await clock.advance(0);
+        return (await t.svc.scheduler.get(id))?.status === "claimed";
+      });
+      const deferred = new Promise<{ error: string; retryAt: number }>((resolve) =>
+        t.svc.scheduler.once("deferred", resolve),
+      );
+
+      await pg.server.halt();
+      await clock.advanceTo(T0 + 500); // the wheel fires it: the secret read fails
+      await until(async () => (await deliveries(t, "unavailable")) >= 1);
+      await pg.server.resume(); // the settlement, retried meanwhile, is written now
+      const handedBack = await deferred;
+
+      expect(handedBack.error).toMatch(/^signing secret unavailable: database error/);
+      const job = await waitForJob(t, id, (j) => j.status === "pending");
+      expect(job).toMatchObject({ attempts: 0, maxAttempts: 1 });
+      expect(job.lastError).toBe(handedBack.error);
+      // Neither the database's address nor its port reaches the tenant.
+      const port = new URL(pg.url).port;
+      expect(job.lastError).not.toContain("127.0.0.1");
+      expect(job.lastError).not.toContain(port);
+      expect(job.lastError).not.toMatch(/webhook/);
+      expect(rx.requests).toHaveLength(0);
+
+      await clock.advanceTo(handedBack.retryAt);
+      await rx.nth(1);
+      const done = await waitForJob(t, id, (j) => j.status === "succeeded");
+      expect(done.attempts).toBe(1);
+      expect(rx.requests).toHaveLength(1);
+      expect(await deliveries(t, "delivered")).toBe(1);
+    } finally {
+      await pg.server.resume();
+      await t.close();
+      await rx.close();
+      await dropSchema(pg.url, schema);
+    }
+  });
+});
+
+async function deliveries(t: { svc: { metrics: { deliveries: unknown } } }, outcome: string) {
+  const counter = t.svc.metrics.deliveries as {
+    get(): Promise<{ values: { value: number; labels: { outcome?: string } }[] }>;
+  };
+  const { values } = await counter.get();
+  return values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+}
+
+/** Waits for a condition the service reaches on its own (bounded: 10 s). */
+async function until(check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not reached within 10 s");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
