@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
 import { dropSchema, freshSchema, usePostgresServer } from "../support/postgres-server.js";
-import { startReceiver, startTestService, waitForJob } from "./helpers.js";
+import { startReceiver, startTestService, waitForJob, type TestService } from "./helpers.js";
 
 /**
  * Issue 10 §4: a PostgreSQL outage while a claimed job's delivery reads the tenant's signing
@@ -72,11 +72,12 @@ describe("a database outage during delivery (real PostgreSQL, stopped and starte
   });
 });
 
-async function deliveries(t: { svc: { metrics: { deliveries: unknown } } }, outcome: string) {
-  const counter = t.svc.metrics.deliveries as {
-    get(): Promise<{ values: { value: number; labels: { outcome?: string } }[] }>;
+/** The service's own count of webhook attempts with this outcome (its Prometheus registry). */
+async function deliveries(t: TestService, outcome: string): Promise<number> {
+  const metric = t.svc.metrics.registry.getSingleMetric("duetime_webhook_deliveries_total");
+  const { values } = (await metric!.get()) as {
+    values: { value: number; labels: { outcome?: string | number } }[];
   };
-  const { values } = await counter.get();
   return values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
 }
 
