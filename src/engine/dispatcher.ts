@@ -267,7 +267,7 @@ export class Dispatcher {
    * error. Its cause, which may name hosts and addresses, goes to the log only.
    */
   private handBack(run: RunningHandler, err: InfrastructureError): void {
-    const { job, latenessMs } = run;
+    const { job, latenessMs, lane } = run;
     const retryAt = this.d.clock.now() + (err.retryAfterMs ?? backoffDelay(1, this.d.backoff));
     const error = err.message || err.name;
     this.d.logger.warn(
@@ -275,6 +275,7 @@ export class Dispatcher {
       "infrastructure unavailable: job handed back without spending an attempt",
     );
     this.finish(
+      lane,
       {
         id: job.id,
         fence: job.fence,
