@@ -1,4 +1,4 @@
-import { describeReceived } from "../core/errors.js";
+import { errorBody } from "../http/error-body.js";
 
 /** An HTTP answer: status, JSON body and any extra headers. */
 export interface Answer {
@@ -16,22 +16,12 @@ export interface Answer {
 export function errorAnswer(
   status: number,
   code: string,
-  e: { field: string; expected: string; received: unknown; message: string },
+  e: { field: string; expected: string; received: unknown; message?: string },
   extra: Record<string, unknown> = {},
 ): Answer {
-  return {
-    status,
-    body: {
-      error: {
-        code,
-        field: e.field,
-        expected: e.expected,
-        received: describeReceived(e.received),
-        message: e.message,
-      },
-      ...extra,
-    },
-  };
+  // Fields read one by one: `e` may be an Error, whose message is not enumerable.
+  const { field, expected, received, message } = e;
+  return { status, body: { ...errorBody({ code, field, expected, received, message }), ...extra } };
 }
 
 export function notFound(id: string): Answer {

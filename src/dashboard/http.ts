@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Described, DuetimeError, InvalidJobError } from "../core/errors.js";
+import { fastifyClientFault } from "../http/fastify-errors.js";
 import { errorAnswer, type Answer } from "./answers.js";
 
 /** Sends an answer; data answers are never cached (they are per tenant and change). */
@@ -17,8 +18,9 @@ export type AuthResult = string | null | Answer;
 
 /**
  * Errors of the dashboard's routes in the API's shape: bad input 400 naming the field,
- * fastify's own client errors (bad JSON, too large) with their status, anything else a 500
- * that is logged and says nothing more.
+ * fastify's own client errors (bad JSON, too large, wrong media type) read exactly as the
+ * API reads them (one classifier, src/http/fastify-errors.ts), anything else a 500 that is
+ * logged and says nothing more.
  */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
@@ -27,15 +29,8 @@ export function installErrorHandler(app: FastifyInstance): void {
       const e = { field: "", expected: "", received: undefined, message: err.message };
       return send(reply, errorAnswer(400, "invalid", e));
     }
-    if (typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500) {
-      const e = {
-        field: "body",
-        expected: "a valid request",
-        received: undefined,
-        message: err.message,
-      };
-      return send(reply, errorAnswer(err.statusCode, "bad-request", e));
-    }
+    const fault = fastifyClientFault(err, req);
+    if (fault) return send(reply, errorAnswer(fault.status, fault.code, fault));
     req.log.error({ err }, "dashboard request failed");
     const e = { field: "", expected: "", received: undefined, message: "internal error" };
     return send(reply, errorAnswer(500, "internal", e));

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import type { JobChange, Scheduler } from "../api/scheduler.js";
 import { InvalidOptionError } from "../core/errors.js";
+import { acceptJsonBodiesOnly } from "../http/json-bodies.js";
 import { cancelJob, jobDetail, retryJob, snoozeJob } from "./actions.js";
 import { futureView, nowView, searchJobs } from "./data.js";
 import { DeadCounter } from "./dead-counter.js";
@@ -75,6 +76,8 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
   });
 
   installErrorHandler(app);
+  // The same body rules as the API's, in this plugin's own scope, for hosts that embed it.
+  acceptJsonBodiesOnly(app);
   const tenantOf = tenantResolver(authenticate);
   registerStaticRoutes(app, staticDir);
 

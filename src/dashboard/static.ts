@@ -3,6 +3,9 @@ import { readFile } from "node:fs/promises";
 import { dirname, extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
+import { Described } from "../core/errors.js";
+import { errorAnswer } from "./answers.js";
+import { send } from "./http.js";
 
 const TYPES: Readonly<Record<string, string>> = {
   ".html": "text/html; charset=utf-8",
@@ -53,22 +56,37 @@ export async function readStatic(
 
 /**
  * The front end, no key needed: `/` (index.html, revalidated on every load) and
- * `/assets/:name` (content-hashed by Vite, so cached as immutable).
+ * `/assets/:name` (content-hashed by Vite, so cached as immutable). A missing build or an
+ * unknown asset answers in the API's error shape, like every other refusal.
  */
 export function registerStaticRoutes(app: FastifyInstance, dir: string): void {
   app.get("/", async (_req, reply) => {
     const file = await readStatic(dir, "index.html", false);
     if (!file) {
-      return reply
-        .code(503)
-        .type("text/plain; charset=utf-8")
-        .send("The dashboard is not built. Run `npm run build` (vite build) first.\n");
+      return send(
+        reply,
+        errorAnswer(503, "unavailable", {
+          field: "path",
+          expected: "a built dashboard (index.html in the static folder)",
+          received: new Described("no index.html"),
+          message: "The dashboard is not built. Run `npm run build` (vite build) first.",
+        }),
+      );
     }
     return reply.type(file.type).header("cache-control", "no-cache").send(file.body);
   });
   app.get<{ Params: { name: string } }>("/assets/:name", async (req, reply) => {
     const file = await readStatic(dir, req.params.name, true);
-    if (!file) return reply.code(404).type("text/plain; charset=utf-8").send("not found\n");
+    if (!file) {
+      return send(
+        reply,
+        errorAnswer(404, "no-route", {
+          field: "path",
+          expected: "one of the dashboard's built assets",
+          received: `/assets/${req.params.name}`,
+        }),
+      );
+    }
     return reply
       .type(file.type)
       .header("cache-control", "public, max-age=31536000, immutable")

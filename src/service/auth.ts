@@ -15,31 +15,77 @@ declare module "fastify" {
 
 const EXPECTED = "a valid API key as 'Authorization: Bearer <key>'";
 
+/** Presented keys remembered as refused; past this many the oldest is forgotten. */
+const REFUSED_KEYS_KEPT = 10_000;
+
 /** The outcome of a bearer check: the key's tenant and id, or the error to answer. */
 export type BearerCheck =
   | { readonly ok: true; readonly tenant: string; readonly keyId: string }
   | { readonly ok: false; readonly error: ApiError };
 
 /**
- * Checks an `Authorization` header and takes one token of the key's rate limit. 401 for a
- * missing, bad or revoked key (the answer never says which key exists); 429 with
- * Retry-After past the rate. The one check behind the bearer hook and the dashboard's
- * `authenticate`, so both answer alike.
+ * The one key check behind the bearer hook (/v1, /mcp) and the dashboard's `authenticate`,
+ * so both answer alike: 401 for a missing, bad or revoked key (the answer never says which
+ * key exists); 429 with Retry-After past the key's rate or past the client address's budget
+ * of failed attempts.
+ *
+ * A failed attempt must cost less than a good one, or guessing keys is a cheap way to load
+ * the store. So, in this order: a client address that has spent its budget of failures is
+ * refused before anything else (no hash, no store read); a key this process already found
+ * unknown or revoked is refused from memory (keys are random and revocation is final, so a
+ * refusal never turns into an acceptance); only then is the key hashed and looked up. Every
+ * failure takes a token of its address. Successful requests spend only their key's tokens,
+ * so clients sharing an address (behind a NAT) are not throttled by each other's traffic,
+ * only by each other's failures.
  */
-export async function checkBearer(
-  keys: KeyStore,
-  limiter: RateLimiter,
-  header: string | undefined,
-): Promise<BearerCheck> {
-  const m = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
-  const found = m ? await authenticateKey(keys, m[1]!) : null;
-  if (!found) {
-    const received =
-      header === undefined
-        ? "no Authorization header"
-        : m
-          ? "an unknown or revoked key"
-          : "a header that is not 'Bearer <key>'";
+export class BearerGate {
+  private readonly refused = new Map<string, true>();
+
+  constructor(
+    private readonly keys: KeyStore,
+    /** Requests per key. */
+    private readonly perKey: RateLimiter,
+    /** Failed authentications per client address. */
+    private readonly failuresPerAddress: RateLimiter,
+  ) {}
+
+  async check(header: string | undefined, address: string): Promise<BearerCheck> {
+    const blockedMs = this.failuresPerAddress.peek(address);
+    if (blockedMs > 0) {
+      const l = this.failuresPerAddress;
+      return tooMany(
+        blockedMs,
+        `at most ${l.perSecond} failed authentications per second per client address (burst ${l.burst})`,
+        "too many failed authentications from this address",
+      );
+    }
+    const m = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const key = m?.[1];
+    if (key === undefined) {
+      return this.failure(
+        address,
+        header === undefined ? "no Authorization header" : "a header that is not 'Bearer <key>'",
+      );
+    }
+    const found = this.refused.has(key) ? null : await authenticateKey(this.keys, key);
+    if (!found) {
+      this.remember(key);
+      return this.failure(address, "an unknown or revoked key");
+    }
+    const waitMs = this.perKey.take(found.id);
+    if (waitMs > 0) {
+      const l = this.perKey;
+      return tooMany(
+        waitMs,
+        `at most ${l.perSecond} requests per second per key (burst ${l.burst})`,
+        "rate limited",
+      );
+    }
+    return { ok: true, tenant: found.tenant, keyId: found.id };
+  }
+
+  private failure(address: string, received: string): BearerCheck {
+    this.failuresPerAddress.take(address);
     return {
       ok: false,
       error: new ApiError(
@@ -54,33 +100,41 @@ export async function checkBearer(
       ),
     };
   }
-  const waitMs = limiter.take(found.id);
-  if (waitMs > 0) {
-    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-    return {
-      ok: false,
-      error: new ApiError(
-        429,
-        "rate-limited",
-        "authorization",
-        `at most ${limiter.perSecond} requests per second per key (burst ${limiter.burst})`,
-        new Described("more"),
-        `rate limited: retry after ${seconds} s`,
-        {},
-        { "retry-after": String(seconds) },
-      ),
-    };
+
+  private remember(key: string): void {
+    if (this.refused.size >= REFUSED_KEYS_KEPT) {
+      const oldest = this.refused.keys().next();
+      if (!oldest.done) this.refused.delete(oldest.value);
+    }
+    this.refused.set(key, true);
   }
-  return { ok: true, tenant: found.tenant, keyId: found.id };
+}
+
+function tooMany(waitMs: number, expected: string, what: string): BearerCheck {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return {
+    ok: false,
+    error: new ApiError(
+      429,
+      "rate-limited",
+      "authorization",
+      expected,
+      new Described("more"),
+      `${what}: retry after ${seconds} s`,
+      {},
+      { "retry-after": String(seconds) },
+    ),
+  };
 }
 
 /**
  * The bearer hook of every authenticated route: runs on request, before the body is read,
- * so an unauthenticated or rate-limited caller costs no parsing.
+ * so an unauthenticated or rate-limited caller costs no parsing. The client address is
+ * fastify's `request.ip` (the peer, or the forwarded client behind a trusted proxy).
  */
-export function bearerAuth(keys: KeyStore, limiter: RateLimiter) {
+export function bearerAuth(gate: BearerGate) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const r = await checkBearer(keys, limiter, request.headers.authorization);
+    const r = await gate.check(request.headers.authorization, request.ip);
     if (!r.ok) {
       sendError(reply, r.error);
       return reply;

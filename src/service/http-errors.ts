@@ -1,21 +1,14 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from "fastify";
-import { Described, describeReceived, InvalidJobError } from "../core/errors.js";
+import { describeReceived, InvalidJobError } from "../core/errors.js";
+import { errorBody, type ErrorBody } from "../http/error-body.js";
+import { fastifyClientFault } from "../http/fastify-errors.js";
 
 /**
- * Every error the API answers has one shape, `{ error: { code, field, expected, received,
- * message } }`, the HTTP face of InvalidJobError: the field at fault, what was expected and
- * what came in (described in words, never echoed whole). No input produces a 500; a 500 is
- * a bug and says so without details.
+ * Every error the API answers has one shape (src/http/error-body.ts), the HTTP face of
+ * InvalidJobError: the field at fault, what was expected and what came in. No input
+ * produces a 500; a 500 is a bug and says so without details.
  */
-export interface ErrorBody {
-  readonly error: {
-    readonly code: string;
-    readonly field: string;
-    readonly expected: string;
-    readonly received: string;
-    readonly message: string;
-  };
-}
+export type { ErrorBody };
 
 /** An error that answers with `status` and the standard body. */
 export class ApiError extends Error {
@@ -35,16 +28,8 @@ export class ApiError extends Error {
   }
 
   body(): ErrorBody & Record<string, unknown> {
-    return {
-      error: {
-        code: this.code,
-        field: this.field,
-        expected: this.expected,
-        received: describeReceived(this.received),
-        message: this.message,
-      },
-      ...this.extra,
-    };
+    const { code, field, expected, received, message } = this;
+    return { ...errorBody({ code, field, expected, received, message }), ...this.extra };
   }
 }
 
@@ -74,48 +59,10 @@ export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | Error, request, reply) => {
     if (error instanceof ApiError) return sendError(reply, error);
     if (error instanceof InvalidJobError) return sendError(reply, invalid(error));
-    const e = error as FastifyError;
-    const code = e.code ?? "";
-    if (code === "FST_ERR_CTP_BODY_TOO_LARGE") {
-      const limit = request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit ?? 0;
-      return sendError(
-        reply,
-        new ApiError(
-          413,
-          "too-large",
-          "body",
-          `a request body of at most ${limit} bytes`,
-          describedLength(request.headers["content-length"]),
-        ),
-      );
-    }
-    if (code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
-      return sendError(
-        reply,
-        new ApiError(
-          415,
-          "unsupported-media-type",
-          "content-type",
-          "application/json",
-          request.headers["content-type"] ?? "no Content-Type",
-        ),
-      );
-    }
-    if (code === "FST_ERR_CTP_EMPTY_JSON_BODY") {
-      return sendError(reply, new ApiError(400, "invalid", "body", "a JSON body", "an empty body"));
-    }
-    if (error instanceof SyntaxError || code === "FST_ERR_CTP_INVALID_JSON_BODY") {
-      return sendError(
-        reply,
-        new ApiError(400, "invalid", "body", "valid JSON", "malformed JSON", `body: ${e.message}`),
-      );
-    }
-    const status = e.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      return sendError(
-        reply,
-        new ApiError(status, "bad-request", "request", "a well-formed HTTP request", e.message),
-      );
+    const fault = fastifyClientFault(error, request);
+    if (fault) {
+      const { status, code, field, expected, received, message } = fault;
+      return sendError(reply, new ApiError(status, code, field, expected, received, message));
     }
     request.log.error({ err: error }, "unexpected error");
     return sendError(
@@ -142,8 +89,4 @@ export function installErrorHandlers(app: FastifyInstance): void {
       ),
     ),
   );
-}
-
-function describedLength(header: string | undefined): unknown {
-  return new Described(header === undefined ? "a larger body" : `${header} bytes`);
 }

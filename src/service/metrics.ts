@@ -22,6 +22,7 @@ export class ServiceMetrics {
   private readonly deliverySeconds: client.Histogram<"outcome">;
   readonly httpRequests: client.Counter<"method" | "route" | "status">;
   readonly httpSeconds: client.Histogram<"method" | "route">;
+  private readonly readinessProbes: client.Counter<"result">;
 
   constructor() {
     const registers = [this.registry];
@@ -75,6 +76,17 @@ export class ServiceMetrics {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers,
     });
+    this.readinessProbes = new client.Counter({
+      name: "duetime_readiness_probes_total",
+      help: "Store probes run for /readyz (answers in between come from the cached probe), by result",
+      labelNames: ["result"],
+      registers,
+    });
+    for (const r of ["ready", "unavailable"]) this.readinessProbes.inc({ result: r }, 0);
+  }
+
+  observeReadiness(ready: boolean): void {
+    this.readinessProbes.inc({ result: ready ? "ready" : "unavailable" });
   }
 
   /** Counts the scheduler's outcomes and reads its backlog at scrape time. */

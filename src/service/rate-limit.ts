@@ -1,13 +1,13 @@
 /**
- * Per-key rate limit: a token bucket per API key, `burst` tokens deep, refilled at
- * `perSecond`. In memory, per process: with several servers behind a balancer each enforces
- * its own share. Idle buckets (full again) are dropped so the map stays as small as the set
- * of recently active keys.
+ * The service's one limit mechanism: a token bucket per name (an API key's id, a client
+ * address), `burst` tokens deep, refilled at `perSecond`. In memory, per process: with
+ * several servers behind a balancer each enforces its own share. Idle buckets (full again)
+ * are dropped so the map stays as small as the set of recently active names.
  */
 export interface RateLimitOptions {
-  /** Sustained requests per second per key. Default 100. 0 disables the limit. */
+  /** Sustained requests per second per name. Default 100. 0 disables the limit. */
   readonly perSecond?: number;
-  /** Requests a key may make at once after being idle. Default 2 x perSecond. */
+  /** Requests a name may make at once after being idle. Default 2 x perSecond. */
   readonly burst?: number;
 }
 
@@ -46,6 +46,18 @@ export class RateLimiter {
       return 0;
     }
     return Math.ceil(((1 - b.tokens) * 1000) / this.perSecond);
+  }
+
+  /**
+   * The ms until `key` has a token, 0 when it has one now; takes nothing. For a limit that
+   * is checked before the work and charged only by some outcomes (failed authentications).
+   */
+  peek(key: string): number {
+    if (this.perSecond <= 0) return 0;
+    const b = this.buckets.get(key);
+    if (!b) return 0;
+    const tokens = Math.min(this.burst, b.tokens + ((this.now() - b.at) * this.perSecond) / 1000);
+    return tokens >= 1 ? 0 : Math.ceil(((1 - tokens) * 1000) / this.perSecond);
   }
 
   private dropIdle(now: number): void {

@@ -1,3 +1,4 @@
+import { maxHeaderSize } from "node:http";
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -5,12 +6,17 @@ import Fastify, {
 } from "fastify";
 import type { Scheduler } from "../api/scheduler.js";
 import type { EventStreamOptions } from "../dashboard/events.js";
-import { bearerAuth } from "./auth.js";
+import { InvalidOptionError } from "../core/errors.js";
+import { acceptJsonBodiesOnly } from "../http/json-bodies.js";
+import { clientErrorHandler, type ClientErrorLimits } from "../http/node-client-errors.js";
+import { RAW_ANSWER_HEADERS, securityHeaders } from "../http/security-headers.js";
+import { BearerGate, bearerAuth } from "./auth.js";
 import { ApiError, installErrorHandlers } from "./http-errors.js";
 import type { KeyStore } from "./keys.js";
 import type { ServiceMetrics } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
+import { ReadinessProbe } from "./readiness.js";
 import { serializeRequest } from "./request-log.js";
 import { dashboardRoutes } from "./routes/dashboard.js";
 import { healthRoutes } from "./routes/health.js";
@@ -27,6 +33,24 @@ export interface ServerOptions {
   readonly allowPrivateTargets?: boolean;
   /** Per-key rate limit. Default 100 requests/s, burst 200. */
   readonly rateLimit?: RateLimitOptions;
+  /**
+   * Failed authentications per client address; once spent, the address is refused 429
+   * before its key is even looked at. Default 10/s, burst 100. `perSecond: 0` disables.
+   */
+  readonly authFailureLimit?: RateLimitOptions;
+  /**
+   * Proxies (addresses or CIDR ranges) whose X-Forwarded-For names the client, so the
+   * per-address limit counts clients, not the proxy. Default none: the peer is the client.
+   */
+  readonly trustProxy?: readonly string[];
+  /** ms a client has to send a whole request, headers and body. Default 30000. */
+  readonly requestTimeoutMs?: number;
+  /** ms a client has to send the request headers. Default 10000; at most requestTimeoutMs. */
+  readonly headersTimeoutMs?: number;
+  /** How long a /readyz probe of the store is reused, ms. Default 1000. */
+  readonly readinessCacheMs?: number;
+  /** Origins allowed to call the API from a browser (CORS). Default none: CORS off. */
+  readonly corsOrigins?: readonly string[];
   /** Largest body of single-job requests, in bytes. Default 262144 (256 KiB). */
   readonly bodyLimit?: number;
   /** Largest body of a batch request, in bytes. Default 16777216 (16 MiB). */
@@ -46,6 +70,7 @@ export interface ServerOptions {
 /** Builds the fastify app with every route; the caller listens and closes it. */
 export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   const bodyLimit = o.bodyLimit ?? 262_144;
+  const limits = timeoutsOf(o);
   const app = Fastify({
     // The child's `req` serializer replaces fastify's: it redacts `?key=` (see request-log.ts).
     ...(o.logger
@@ -57,7 +82,23 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     onConstructorPoisoning: "error",
     return503OnClosing: true,
     forceCloseConnections: "idle",
+    // A slow client (a body that never ends, headers sent a byte at a time) is cut off; Node
+    // checks its timers every connectionsCheckingInterval, so that follows the timeouts.
+    requestTimeout: limits.requestTimeoutMs,
+    http: {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(
+        30_000,
+        Math.max(50, Math.floor(limits.headersTimeoutMs / 4)),
+      ),
+    },
+    ...(o.trustProxy && o.trustProxy.length > 0 ? { trustProxy: [...o.trustProxy] } : {}),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // Requests Node's parser rejects never reach fastify: answered here in the one shape.
+    clientErrorHandler: clientErrorHandler(limits, RAW_ANSWER_HEADERS, (err, fault) =>
+      o.logger?.debug({ err, status: fault.status }, "request rejected by the HTTP parser"),
+    ),
     // Errors the router raises before any route runs (an over-long path parameter, a bad
     // URL encoding): same error shape as the rest.
     frameworkErrors: (error, request, reply) => {
@@ -76,17 +117,9 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
         );
     },
   });
+  await securityHeaders(app, o.corsOrigins ? { corsOrigins: o.corsOrigins } : {});
   installErrorHandlers(app);
-  // An empty body with Content-Type: application/json (some clients send that for bodiless
-  // POSTs such as cancel) is no body, not a parse error.
-  const defaultJson = app.getDefaultJsonParser("error", "error");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    if (body === "" || (typeof body === "string" && body.trim() === "")) {
-      done(null, undefined);
-      return;
-    }
-    defaultJson(request, body as string, done);
-  });
+  acceptJsonBodiesOnly(app);
 
   const routes: string[] = [];
   app.addHook("onRoute", (r) => {
@@ -100,13 +133,26 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     o.metrics.httpSeconds.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
 
-  const limiter = new RateLimiter(o.rateLimit);
-  const auth = bearerAuth(o.keys, limiter);
+  const gate = new BearerGate(
+    o.keys,
+    new RateLimiter(o.rateLimit),
+    new RateLimiter({ perSecond: 10, burst: 100, ...o.authFailureLimit }),
+  );
+  const auth = bearerAuth(gate);
   const doc = openApiDocument(o.version ?? "0.0.0");
+  const clock = o.scheduler.options.clock;
+  const readiness = new ReadinessProbe(
+    async () => {
+      await o.scheduler.get("00000000000000000000000000");
+    },
+    o.readinessCacheMs ?? 1000,
+    () => clock.now(),
+    (r) => o.metrics.observeReadiness(r.ready),
+  );
 
   app.get("/openapi.json", async () => doc);
   healthRoutes(app, {
-    scheduler: o.scheduler,
+    readiness,
     metrics: o.metrics,
     isStopping: o.isStopping ?? (() => false),
   });
@@ -125,10 +171,31 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   await dashboardRoutes(app, {
     scheduler: o.scheduler,
     keys: o.keys,
-    limiter,
+    gate,
     ...(o.events ? { events: o.events } : {}),
   });
   return app;
+}
+
+/** The request timeouts, checked, and the header size limit they are reported with. */
+function timeoutsOf(o: ServerOptions): ClientErrorLimits {
+  const requestTimeoutMs = o.requestTimeoutMs ?? 30_000;
+  const headersTimeoutMs = o.headersTimeoutMs ?? Math.min(10_000, requestTimeoutMs);
+  if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs < 1) {
+    throw new InvalidOptionError("requestTimeoutMs", "a whole number of ms, 1 or more", requestTimeoutMs);
+  }
+  if (
+    !Number.isInteger(headersTimeoutMs) ||
+    headersTimeoutMs < 1 ||
+    headersTimeoutMs > requestTimeoutMs
+  ) {
+    throw new InvalidOptionError(
+      "headersTimeoutMs",
+      `a whole number of ms from 1 to requestTimeoutMs (${requestTimeoutMs})`,
+      headersTimeoutMs,
+    );
+  }
+  return { requestTimeoutMs, headersTimeoutMs, maxHeaderBytes: maxHeaderSize };
 }
 
 /** "METHOD /path" of every route the app registered (HEAD excluded). */

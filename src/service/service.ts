@@ -33,6 +33,18 @@ export interface ServiceOptions {
   readonly webhookConcurrencyPerOrigin?: number;
   /** Per-key rate limit. Default 100 requests/s, burst 200. */
   readonly rateLimit?: RateLimitOptions;
+  /** Failed authentications per client address. Default 10/s, burst 100. 0 disables. */
+  readonly authFailureLimit?: RateLimitOptions;
+  /** Proxies (addresses, CIDR ranges) whose X-Forwarded-For is believed. Default none. */
+  readonly trustProxy?: readonly string[];
+  /** ms a client has to send a whole request. Default 30000. */
+  readonly requestTimeoutMs?: number;
+  /** ms a client has to send the request headers. Default 10000 (at most requestTimeoutMs). */
+  readonly headersTimeoutMs?: number;
+  /** How long a /readyz probe of the store is reused, ms. Default 1000. */
+  readonly readinessCacheMs?: number;
+  /** Origins allowed to call the API from a browser (CORS). Default none: CORS off. */
+  readonly corsOrigins?: readonly string[];
   /** Largest single-job request body, bytes. Default 262144. */
   readonly bodyLimit?: number;
   /** Largest batch request body, bytes. Default 16777216. */
@@ -124,7 +136,8 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
         );
 
   let stopping = false;
-  const app = await buildServer({
+  // Built inside the try: an option buildServer refuses must not leave the store open.
+  const build = (): Promise<FastifyInstance> => buildServer({
     scheduler,
     keys,
     metrics,
@@ -133,17 +146,26 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     isStopping: () => stopping,
     ...(o.allowPrivateTargets === undefined ? {} : { allowPrivateTargets: o.allowPrivateTargets }),
     ...(o.rateLimit === undefined ? {} : { rateLimit: o.rateLimit }),
+    ...(o.authFailureLimit === undefined ? {} : { authFailureLimit: o.authFailureLimit }),
+    ...(o.trustProxy === undefined ? {} : { trustProxy: o.trustProxy }),
+    ...(o.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: o.requestTimeoutMs }),
+    ...(o.headersTimeoutMs === undefined ? {} : { headersTimeoutMs: o.headersTimeoutMs }),
+    ...(o.readinessCacheMs === undefined ? {} : { readinessCacheMs: o.readinessCacheMs }),
+    ...(o.corsOrigins === undefined ? {} : { corsOrigins: o.corsOrigins }),
     ...(o.bodyLimit === undefined ? {} : { bodyLimit: o.bodyLimit }),
     ...(o.batchBodyLimit === undefined ? {} : { batchBodyLimit: o.batchBodyLimit }),
     ...(o.version === undefined ? {} : { version: o.version }),
     ...(o.events === undefined ? {} : { events: o.events }),
   });
+  let built: FastifyInstance | null = null;
   try {
-    await app.listen({ port: o.port ?? 8080, host: o.host ?? "127.0.0.1" });
+    built = await build();
+    await built.listen({ port: o.port ?? 8080, host: o.host ?? "127.0.0.1" });
   } catch (err) {
-    await Promise.allSettled([app.close(), webhook.close(), keys.close(), store.close()]);
+    await Promise.allSettled([built?.close(), webhook.close(), keys.close(), store.close()]);
     throw err;
   }
+  const app = built;
   scheduler.start();
   const address = app.server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;

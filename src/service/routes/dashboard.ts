@@ -2,15 +2,15 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Scheduler } from "../../api/scheduler.js";
 import type { EventStreamOptions } from "../../dashboard/events.js";
 import { dashboardPlugin, type AuthResult } from "../../dashboard/plugin.js";
-import { checkBearer } from "../auth.js";
+import type { BearerGate } from "../auth.js";
 import type { KeyStore } from "../keys.js";
-import type { RateLimiter } from "../rate-limit.js";
 
 export interface DashboardRoutesOptions {
   readonly scheduler: Scheduler;
+  /** Where streams' keys are re-checked (revocation ends them). */
   readonly keys: KeyStore;
-  /** The service's per-key limiter: dashboard requests spend the same tokens as /v1. */
-  readonly limiter: RateLimiter;
+  /** The service's key check: dashboard requests spend the same tokens as /v1. */
+  readonly gate: BearerGate;
   /** Live stream tuning: caps per key and in total, the key re-check interval... */
   readonly events?: EventStreamOptions;
 }
@@ -27,7 +27,7 @@ export async function dashboardRoutes(
 ): Promise<void> {
   const authenticate = async (req: FastifyRequest): Promise<AuthResult> => {
     // On /v1/events the plugin has already copied a `?key=` query into this header.
-    const r = await checkBearer(o.keys, o.limiter, req.headers.authorization);
+    const r = await o.gate.check(req.headers.authorization, req.ip);
     if (!r.ok) return { status: r.error.status, body: r.error.body(), headers: r.error.headers };
     req.tenant = r.tenant;
     req.apiKeyId = r.keyId;

@@ -1,27 +1,23 @@
 import type { FastifyInstance } from "fastify";
-import type { Scheduler } from "../../api/scheduler.js";
 import type { ServiceMetrics } from "../metrics.js";
+import type { ReadinessProbe } from "../readiness.js";
 
 /**
  * Unauthenticated operational routes: /healthz (the process answers), /readyz (the store
- * answers a point read and the server is not shutting down) and /metrics (Prometheus).
+ * answered a point read within the probe's cache time, and the server is not shutting
+ * down) and /metrics (Prometheus).
  */
 export function healthRoutes(
   app: FastifyInstance,
-  o: { scheduler: Scheduler; metrics: ServiceMetrics; isStopping: () => boolean },
+  o: { readiness: ReadinessProbe; metrics: ServiceMetrics; isStopping: () => boolean },
 ): void {
   app.get("/healthz", async () => ({ status: "ok" }));
 
   app.get("/readyz", async (_request, reply) => {
     if (o.isStopping()) return reply.code(503).send({ status: "stopping" });
-    try {
-      await o.scheduler.get("00000000000000000000000000");
-      return { status: "ready" };
-    } catch (err) {
-      return reply
-        .code(503)
-        .send({ status: "unavailable", error: err instanceof Error ? err.message : String(err) });
-    }
+    const r = await o.readiness.check();
+    if (r.ready) return { status: "ready" };
+    return reply.code(503).send({ status: "unavailable", error: r.error });
   });
 
   app.get("/metrics", async (_request, reply) => {
