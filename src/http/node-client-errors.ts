@@ -82,10 +82,10 @@ export function clientErrorHandler(
     if (err.code === "ECONNRESET" || socket.destroyed) return;
     const fault = parserFault(err, limits);
     log(err, fault);
-    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })
-      ._httpMessage;
+    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     // Written then destroyed, as Node's own handler does: a small write goes out at once.
-    if (socket.writable && !inFlight?.headersSent) socket.write(rawErrorResponse(fault, extraHeaders));
+    if (socket.writable && !inFlight?.headersSent)
+      socket.write(rawErrorResponse(fault, extraHeaders));
     socket.destroy();
   };
 }

@@ -1,7 +1,6 @@
 /** What a readiness probe found. */
 export type Readiness =
-  | { readonly ready: true }
-  | { readonly ready: false; readonly error: string };
+  { readonly ready: true } | { readonly ready: false; readonly error: string };
 
 /**
  * /readyz answered from a cached probe: the store is asked at most once per `ttlMs`, and
@@ -28,12 +27,12 @@ export class ReadinessProbe {
     const result = Promise.resolve()
       .then(() => this.probe())
       .then(
-      (): Readiness => ({ ready: true }),
-      (err: unknown): Readiness => ({
-        ready: false,
-        error: err instanceof Error ? err.message : String(err),
-      }),
-    );
+        (): Readiness => ({ ready: true }),
+        (err: unknown): Readiness => ({
+          ready: false,
+          error: err instanceof Error ? err.message : String(err),
+        }),
+      );
     void result.then(this.onProbe);
     this.last = { at: now, result };
     return result;

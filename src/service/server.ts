@@ -9,7 +9,11 @@ import type { EventStreamOptions } from "../dashboard/events.js";
 import { InvalidOptionError } from "../core/errors.js";
 import { acceptJsonBodiesOnly } from "../http/json-bodies.js";
 import { clientErrorHandler, type ClientErrorLimits } from "../http/node-client-errors.js";
-import { RAW_ANSWER_HEADERS, securityHeaders } from "../http/security-headers.js";
+import {
+  RAW_ANSWER_HEADERS,
+  securityHeaders,
+  validateCorsOrigins,
+} from "../http/security-headers.js";
 import { BearerGate, bearerAuth } from "./auth.js";
 import { ApiError, installErrorHandlers } from "./http-errors.js";
 import type { KeyStore } from "./keys.js";
@@ -177,12 +181,23 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   return app;
 }
 
-/** The request timeouts, checked, and the header size limit they are reported with. */
-function timeoutsOf(o: ServerOptions): ClientErrorLimits {
+/**
+ * The request timeouts, checked, and the header size limit they are reported with; with
+ * the CORS origins checked too, so that startService can refuse bad options before it
+ * opens anything.
+ */
+export function timeoutsOf(
+  o: Pick<ServerOptions, "requestTimeoutMs" | "headersTimeoutMs" | "corsOrigins">,
+): ClientErrorLimits {
+  validateCorsOrigins(o.corsOrigins);
   const requestTimeoutMs = o.requestTimeoutMs ?? 30_000;
   const headersTimeoutMs = o.headersTimeoutMs ?? Math.min(10_000, requestTimeoutMs);
   if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs < 1) {
-    throw new InvalidOptionError("requestTimeoutMs", "a whole number of ms, 1 or more", requestTimeoutMs);
+    throw new InvalidOptionError(
+      "requestTimeoutMs",
+      "a whole number of ms, 1 or more",
+      requestTimeoutMs,
+    );
   }
   if (
     !Number.isInteger(headersTimeoutMs) ||

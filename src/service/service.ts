@@ -12,7 +12,7 @@ import { newSigningSecret, openKeyStore, type KeyStore } from "./keys.js";
 import { ServiceMetrics, observeClaims } from "./metrics.js";
 import type { RateLimitOptions } from "./rate-limit.js";
 import { loadMcpHandler } from "./routes/mcp.js";
-import { buildServer } from "./server.js";
+import { buildServer, timeoutsOf } from "./server.js";
 import { createWebhookDelivery } from "./webhook/deliver.js";
 
 /** Options of `startService` (what `duetime serve` passes). */
@@ -86,6 +86,7 @@ export interface RunningService {
 
 /** Opens the database, starts firing, and listens. */
 export async function startService(o: ServiceOptions): Promise<RunningService> {
+  timeoutsOf(o);
   const logger = pino(
     { name: "duetime", level: process.env.DUETIME_LOG_LEVEL ?? o.logLevel ?? "info" },
     o.logDestination ?? pino.destination(2),
@@ -137,26 +138,29 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
 
   let stopping = false;
   // Built inside the try: an option buildServer refuses must not leave the store open.
-  const build = (): Promise<FastifyInstance> => buildServer({
-    scheduler,
-    keys,
-    metrics,
-    logger: logger.child({ component: "http" }),
-    mcpHandler,
-    isStopping: () => stopping,
-    ...(o.allowPrivateTargets === undefined ? {} : { allowPrivateTargets: o.allowPrivateTargets }),
-    ...(o.rateLimit === undefined ? {} : { rateLimit: o.rateLimit }),
-    ...(o.authFailureLimit === undefined ? {} : { authFailureLimit: o.authFailureLimit }),
-    ...(o.trustProxy === undefined ? {} : { trustProxy: o.trustProxy }),
-    ...(o.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: o.requestTimeoutMs }),
-    ...(o.headersTimeoutMs === undefined ? {} : { headersTimeoutMs: o.headersTimeoutMs }),
-    ...(o.readinessCacheMs === undefined ? {} : { readinessCacheMs: o.readinessCacheMs }),
-    ...(o.corsOrigins === undefined ? {} : { corsOrigins: o.corsOrigins }),
-    ...(o.bodyLimit === undefined ? {} : { bodyLimit: o.bodyLimit }),
-    ...(o.batchBodyLimit === undefined ? {} : { batchBodyLimit: o.batchBodyLimit }),
-    ...(o.version === undefined ? {} : { version: o.version }),
-    ...(o.events === undefined ? {} : { events: o.events }),
-  });
+  const build = (): Promise<FastifyInstance> =>
+    buildServer({
+      scheduler,
+      keys,
+      metrics,
+      logger: logger.child({ component: "http" }),
+      mcpHandler,
+      isStopping: () => stopping,
+      ...(o.allowPrivateTargets === undefined
+        ? {}
+        : { allowPrivateTargets: o.allowPrivateTargets }),
+      ...(o.rateLimit === undefined ? {} : { rateLimit: o.rateLimit }),
+      ...(o.authFailureLimit === undefined ? {} : { authFailureLimit: o.authFailureLimit }),
+      ...(o.trustProxy === undefined ? {} : { trustProxy: o.trustProxy }),
+      ...(o.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: o.requestTimeoutMs }),
+      ...(o.headersTimeoutMs === undefined ? {} : { headersTimeoutMs: o.headersTimeoutMs }),
+      ...(o.readinessCacheMs === undefined ? {} : { readinessCacheMs: o.readinessCacheMs }),
+      ...(o.corsOrigins === undefined ? {} : { corsOrigins: o.corsOrigins }),
+      ...(o.bodyLimit === undefined ? {} : { bodyLimit: o.bodyLimit }),
+      ...(o.batchBodyLimit === undefined ? {} : { batchBodyLimit: o.batchBodyLimit }),
+      ...(o.version === undefined ? {} : { version: o.version }),
+      ...(o.events === undefined ? {} : { events: o.events }),
+    });
   let built: FastifyInstance | null = null;
   try {
     built = await build();

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { buildFrontEnd, HOUR, startDashboard, type Dashboard } from "./helpers.js";
 
 // Browser globals used inside page.evaluate callbacks, which run in Chromium, not in Node.
@@ -45,14 +45,53 @@ describe("dashboard in a browser", () => {
     web?.cleanup();
   });
 
+  /** CSP violations reported by any page of the current test; each test must end with none. */
+  const violations: string[] = [];
+  afterEach(() => {
+    const seen = violations.splice(0);
+    expect(seen).toEqual([]);
+  });
+
   async function open(width = 1280, height = 900): Promise<Page> {
     const context = await browser.newContext({ viewport: { width, height }, colorScheme: "light" });
     const page = await context.newPage();
     page.on("pageerror", (e) => {
       throw e;
     });
+    // Every violation of the served Content-Security-Policy is reported twice over: the
+    // page's own securitypolicyviolation event, and Chromium's console error about it.
+    await page.addInitScript({
+      content: `document.addEventListener("securitypolicyviolation", (e) =>
+        console.error("CSP violation: " + e.violatedDirective + " " + e.blockedURI));`,
+    });
+    page.on("console", (m) => {
+      if (m.type() === "error" && /CSP violation|Content Security Policy/.test(m.text())) {
+        violations.push(m.text());
+      }
+    });
     return page;
   }
+
+  it("serves the page under the service's CSP, and the check above does see a violation", async () => {
+    const res = await fetch(d.base);
+    const csp = res.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("style-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    const page = await open();
+    await signIn(page);
+    // An inline script is what the policy forbids: it must be blocked and reported.
+    await page.evaluate(`{
+      const s = document.createElement("script");
+      s.textContent = "window.inlineRan = true";
+      document.body.append(s);
+    }`);
+    await expect.poll(() => violations.length).toBeGreaterThan(0);
+    expect(violations.join("\n")).toContain("script-src");
+    expect(await page.evaluate("window.inlineRan === true")).toBe(false);
+    violations.length = 0;
+    await page.context().close();
+  });
 
   async function signIn(page: Page, key = "key-acme", hash = ""): Promise<void> {
     await page.goto(`${d.base}/${hash}`);

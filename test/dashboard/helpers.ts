@@ -3,6 +3,7 @@ import { build } from "vite";
 import type { Job } from "../../src/core/job.js";
 import { dashboardPlugin } from "../../src/dashboard/plugin.js";
 import type { EventStreamOptions } from "../../src/dashboard/events.js";
+import { securityHeaders } from "../../src/http/security-headers.js";
 import { makeHarness } from "../support/harness.js";
 import { tempDir } from "../support/temp-dir.js";
 
@@ -41,8 +42,9 @@ export interface Seeded {
 }
 
 /**
- * A real fastify server on 127.0.0.1 (ephemeral port) with the dashboard plugin and a
- * Scheduler on a fresh SQLite file, driven by a ManualClock; jobs seeded across buckets.
+ * A real fastify server on 127.0.0.1 (ephemeral port) with the service's security headers
+ * (CSP included) and the dashboard plugin, and a Scheduler on a fresh SQLite file, driven by
+ * a ManualClock; jobs seeded across buckets.
  */
 export async function startDashboard(
   opts: { staticDir?: string; events?: EventStreamOptions } = {},
@@ -52,6 +54,8 @@ export async function startDashboard(
   const bucket0 = Math.floor(T0 / HOUR) * HOUR;
   // Registered before seeding, so the plugin sees the seed's changes (dead counter).
   const app: FastifyInstance = Fastify({ logger: false });
+  // The service's response headers, so the page is tested as the service serves it.
+  await securityHeaders(app);
   await app.register(dashboardPlugin, {
     scheduler: s,
     authenticate: async (req) => {
@@ -136,7 +140,8 @@ export async function startDashboard(
         key?: string | null;
         headers?: Record<string, string>;
       } = {},
-    ) {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    ): Promise<{ status: number; headers: Headers; body: any }> {
       const headers: Record<string, string> = { ...init.headers };
       const key = init.key === undefined ? "key-acme" : init.key;
       if (key !== null) headers.authorization = `Bearer ${key}`;
@@ -147,8 +152,7 @@ export async function startDashboard(
         ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
       });
       const text = await res.text();
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      const body = (text.startsWith("{") ? JSON.parse(text) : text) as any;
+      const body: unknown = text.startsWith("{") ? JSON.parse(text) : text;
       return { status: res.status, headers: res.headers, body };
     },
     async stop() {
