@@ -1,4 +1,5 @@
 import { maxHeaderSize } from "node:http";
+import ipaddr from "ipaddr.js";
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -74,7 +75,7 @@ export interface ServerOptions {
 /** Builds the fastify app with every route; the caller listens and closes it. */
 export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   const bodyLimit = o.bodyLimit ?? 262_144;
-  const limits = timeoutsOf(o);
+  const limits = checkEdgeOptions(o);
   const app = Fastify({
     // The child's `req` serializer replaces fastify's: it redacts `?key=` (see request-log.ts).
     ...(o.logger
@@ -182,14 +183,19 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
 }
 
 /**
- * The request timeouts, checked, and the header size limit they are reported with; with
- * the CORS origins checked too, so that startService can refuse bad options before it
- * opens anything.
+ * Checks the options of the service's edges (timeouts, CORS origins, trusted proxies) and
+ * returns the request limits, with the header size limit they are reported with. Called by
+ * startService before it opens anything, and again by buildServer.
  */
-export function timeoutsOf(
-  o: Pick<ServerOptions, "requestTimeoutMs" | "headersTimeoutMs" | "corsOrigins">,
+export function checkEdgeOptions(
+  o: Pick<ServerOptions, "requestTimeoutMs" | "headersTimeoutMs" | "corsOrigins" | "trustProxy">,
 ): ClientErrorLimits {
   validateCorsOrigins(o.corsOrigins);
+  for (const a of o.trustProxy ?? []) {
+    if (typeof a !== "string" || !(ipaddr.isValid(a) || ipaddr.isValidCIDR(a))) {
+      throw new InvalidOptionError("trustProxy", "IP addresses or CIDR ranges", a);
+    }
+  }
   const requestTimeoutMs = o.requestTimeoutMs ?? 30_000;
   const headersTimeoutMs = o.headersTimeoutMs ?? Math.min(10_000, requestTimeoutMs);
   if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs < 1) {

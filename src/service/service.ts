@@ -12,7 +12,7 @@ import { newSigningSecret, openKeyStore, type KeyStore } from "./keys.js";
 import { ServiceMetrics, observeClaims } from "./metrics.js";
 import type { RateLimitOptions } from "./rate-limit.js";
 import { loadMcpHandler } from "./routes/mcp.js";
-import { buildServer, timeoutsOf } from "./server.js";
+import { buildServer, checkEdgeOptions } from "./server.js";
 import { createWebhookDelivery } from "./webhook/deliver.js";
 
 /** Options of `startService` (what `duetime serve` passes). */
@@ -86,7 +86,7 @@ export interface RunningService {
 
 /** Opens the database, starts firing, and listens. */
 export async function startService(o: ServiceOptions): Promise<RunningService> {
-  timeoutsOf(o);
+  checkEdgeOptions(o);
   const logger = pino(
     { name: "duetime", level: process.env.DUETIME_LOG_LEVEL ?? o.logLevel ?? "info" },
     o.logDestination ?? pino.destination(2),

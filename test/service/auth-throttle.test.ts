@@ -62,6 +62,25 @@ describe("failed authentications are limited per client address, before the key 
     expect((await getFrom(t, "127.0.0.2", "/v1/jobs", UNKNOWN_KEY)).status).toBe(401);
   });
 
+  it("behind a trusted proxy, counts the forwarded client, not the proxy", async () => {
+    t = await startTestService({
+      trustProxy: ["127.0.0.1"],
+      authFailureLimit: { perSecond: 0.001, burst: 1 },
+    });
+    const from = (client: string, key: string) =>
+      t.api("GET", "/v1/jobs", { key, headers: { "x-forwarded-for": client } });
+    expect((await from("203.0.113.7", UNKNOWN_KEY)).status).toBe(401);
+    expect((await from("203.0.113.7", t.acme.key)).status).toBe(429);
+    expect((await from("203.0.113.8", t.acme.key)).status).toBe(200);
+  });
+
+  it("refuses a trusted proxy that is not an address or range, naming the option", async () => {
+    const err: unknown = await startTestService({ trustProxy: ["proxy.internal"] }).catch(
+      (e: unknown) => e,
+    );
+    expect((err as Error).message).toMatch(/^option trustProxy: expected IP addresses or CIDR/);
+  });
+
   it("successful requests spend none of the address's failure budget", async () => {
     t = await startTestService({ authFailureLimit: { perSecond: 0.001, burst: 2 } });
     for (let i = 0; i < 20; i++) {

@@ -11,6 +11,12 @@ interface ServeOptions {
   concurrency: string;
   stopTimeout: string;
   logLevel: string;
+  requestTimeout: string;
+  headersTimeout: string;
+  authFailureLimit: string;
+  trustProxy?: string;
+  corsOrigin: string[];
+  readinessCache: string;
 }
 
 /** `duetime serve`: the HTTP API, webhook delivery and /mcp, firing jobs while it runs. */
@@ -29,6 +35,24 @@ export function registerServe(program: Command): void {
     .option("--concurrency <n>", "webhook deliveries running at once", "100")
     .option("--stop-timeout <ms>", "how long a stop waits for running deliveries", "15000")
     .option("--log-level <level>", "pino log level (logs go to stderr)", "info")
+    .option("--request-timeout <ms>", "time a client has to send a whole request", "30000")
+    .option("--headers-timeout <ms>", "time a client has to send the request headers", "10000")
+    .option(
+      "--auth-failure-limit <n>",
+      "failed authentications per second per client address, burst 10x (0: no limit)",
+      "10",
+    )
+    .option(
+      "--trust-proxy <addresses>",
+      "comma-separated proxy addresses or CIDR ranges whose X-Forwarded-For names the client",
+    )
+    .option(
+      "--cors-origin <origin>",
+      "let this origin's pages call the API (repeat for several; default: CORS off)",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option("--readiness-cache <ms>", "how long a /readyz probe of the store is reused", "1000")
     .addHelpText(
       "after",
       `
@@ -48,6 +72,14 @@ back, waits for running deliveries (--stop-timeout), closes the database and exi
       action(async (o: ServeOptions, cmd: Command) => {
         const port = parseIntFlag(o.port, "--port", 0, 65_535)!;
         const rate = parseIntFlag(o.rateLimit, "--rate-limit", 0, 1_000_000)!;
+        const failures = parseIntFlag(o.authFailureLimit, "--auth-failure-limit", 0, 1_000_000)!;
+        const requestTimeoutMs = parseIntFlag(o.requestTimeout, "--request-timeout", 1, 3_600_000)!;
+        const headersTimeoutMs = parseIntFlag(
+          o.headersTimeout,
+          "--headers-timeout",
+          1,
+          requestTimeoutMs,
+        )!;
         // Loaded here: fastify, undici and the MCP SDK would slow every other command.
         const { startService } = await import("../../service/service.js");
         const service = await startService({
@@ -57,6 +89,14 @@ back, waits for running deliveries (--stop-timeout), closes the database and exi
           allowPrivateTargets: o.allowPrivateTargets === true,
           webhookTimeoutMs: parseIntFlag(o.webhookTimeout, "--webhook-timeout", 1, 600_000)!,
           rateLimit: { perSecond: rate },
+          authFailureLimit: { perSecond: failures, burst: Math.max(1, failures * 10) },
+          requestTimeoutMs,
+          headersTimeoutMs,
+          readinessCacheMs: parseIntFlag(o.readinessCache, "--readiness-cache", 0, 3_600_000)!,
+          corsOrigins: o.corsOrigin,
+          ...(o.trustProxy === undefined
+            ? {}
+            : { trustProxy: o.trustProxy.split(",").map((a) => a.trim()) }),
           stopTimeoutMs: parseIntFlag(o.stopTimeout, "--stop-timeout", 0, 3_600_000)!,
           scheduler: { concurrency: parseIntFlag(o.concurrency, "--concurrency", 1, 100_000)! },
           logLevel: o.logLevel,
