@@ -11,6 +11,7 @@ import {
   type ScheduleInput,
 } from "../core/schedule-input.js";
 import { parseDueTime } from "../core/time-input.js";
+import { requireInteger } from "../core/validate.js";
 import type { BucketCount, CancelResult, RescheduleResult, Store } from "../store/store.js";
 import type { DispatchOutcome, Handler } from "../engine/dispatcher.js";
 import type { FairShare } from "../engine/fair-queue.js";
@@ -244,8 +245,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       now,
       ...(opts.timeZone === undefined ? {} : { timeZone: opts.timeZone }),
     });
-    if (opts.expectedVersion !== undefined && !Number.isInteger(opts.expectedVersion)) {
-      throw new InvalidJobError("expectedVersion", "an integer", opts.expectedVersion);
+    // a safe integer: past that PostgreSQL answers an error for the bigint, not a conflict
+    if (opts.expectedVersion !== undefined) {
+      requireInteger(opts.expectedVersion, "expectedVersion", 0, Number.MAX_SAFE_INTEGER);
     }
     const params = {
       id,

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { JOB_STATUSES, type JobStatus } from "../core/job.js";
+import { MAX_TIME_TEXT, MAX_TIME_ZONE } from "../core/time-input.js";
 import { invalidText } from "./errors.js";
 
 /**
@@ -54,8 +55,8 @@ export const createTaskInput = strict({
   description: text("description", 1000).describe(
     "What the task is about (the reminder text). Shown by task.status and sent in the webhook payload.",
   ),
-  scheduled_at: text("scheduled_at", 200).describe(`When it is due: ${WHEN}.`),
-  timezone: text("timezone", 64).optional().describe(TIMEZONE),
+  scheduled_at: text("scheduled_at", MAX_TIME_TEXT).describe(`When it is due: ${WHEN}.`),
+  timezone: text("timezone", MAX_TIME_ZONE).optional().describe(TIMEZONE),
   webhook_url: text("webhook_url", 2048)
     .optional()
     .describe(
@@ -95,11 +96,13 @@ export const listTasksInput = strict({
     })
     .optional()
     .describe(`Only tasks in this state or these states: ${JOB_STATUSES.join(", ")}.`),
-  due_from: text("due_from", 200)
+  due_from: text("due_from", MAX_TIME_TEXT)
     .optional()
     .describe(`Only tasks due at or after this time: ${WHEN}.`),
-  due_to: text("due_to", 200).optional().describe(`Only tasks due before this time: ${WHEN}.`),
-  timezone: text("timezone", 64).optional().describe(TIMEZONE),
+  due_to: text("due_to", MAX_TIME_TEXT)
+    .optional()
+    .describe(`Only tasks due before this time: ${WHEN}.`),
+  timezone: text("timezone", MAX_TIME_ZONE).optional().describe(TIMEZONE),
   cursor: text("cursor", 512)
     .optional()
     .describe("next_cursor of the previous page, to read the next one."),
@@ -112,8 +115,8 @@ export const taskIdInput = strict({ id: taskId });
 
 export const rescheduleTaskInput = strict({
   id: taskId,
-  scheduled_at: text("scheduled_at", 200).describe(`The new due time: ${WHEN}.`),
-  timezone: text("timezone", 64).optional().describe(TIMEZONE),
+  scheduled_at: text("scheduled_at", MAX_TIME_TEXT).describe(`The new due time: ${WHEN}.`),
+  timezone: text("timezone", MAX_TIME_ZONE).optional().describe(TIMEZONE),
   expected_version: integer("expected_version", 0, Number.MAX_SAFE_INTEGER)
     .optional()
     .describe(

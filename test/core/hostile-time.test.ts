@@ -137,6 +137,10 @@ describe("the library refuses out-of-range due times before writing", () => {
       await expect(h.scheduler.reschedule(job.id, dueAt)).rejects.toThrow(/^dueAt: /);
       await expect(h.scheduler.retry(job.id, { dueAt })).rejects.toThrow(/^dueAt: /);
     }
+    // a version no store can hold is bad input, not a query (PostgreSQL: a bigint error)
+    await expect(
+      h.scheduler.reschedule(job.id, "in 2 hours", { expectedVersion: 1e300 }),
+    ).rejects.toThrow(/^expectedVersion: expected an integer from 0/);
     const after = await h.scheduler.get(job.id);
     expect(after?.dueAt).toBe(job.dueAt);
     expect(after?.version).toBe(job.version);
