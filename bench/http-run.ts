@@ -1,9 +1,11 @@
 /**
- * The HTTP service benchmarks: `tsx bench/http-run.ts [http-create] [http-webhook]`;
+ * The HTTP service benchmarks: `tsx bench/http-run.ts [http-create] [http-webhook]
+ * [http-fairness]`;
  * BENCH_SCALE=tiny for the CI smoke run. Tables to stdout, progress to stderr; exits 0
  * unless a benchmark fails to run (a MISS is reported, not an exit code).
  */
 import { httpCreate } from "./http-create.js";
+import { httpFairness } from "./http-fairness.js";
 import { httpWebhook } from "./http-webhook.js";
 import { httpSizes } from "./http-common.js";
 import { runNamed, type BenchResult } from "./lib/report.js";
@@ -12,6 +14,7 @@ import { machineFacts } from "./lib/machine.js";
 const BENCHMARKS: Readonly<Record<string, () => Promise<BenchResult>>> = {
   "http-create": () => httpCreate(),
   "http-webhook": () => httpWebhook(),
+  "http-fairness": () => httpFairness(),
 };
 
 async function main(): Promise<number> {
