@@ -43,6 +43,7 @@ export {
   InvalidOptionError,
   JobNotFoundError,
   JobNotPendingError,
+  QuotaExceededError,
   SettingMismatchError,
   VersionConflictError,
 } from "./core/errors.js";

@@ -167,6 +167,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   private async insert(jobs: NewJob[], now: number): Promise<ScheduleResult[]> {
+    const admit = this.options.admit;
+    if (admit) {
+      const perTenant = new Map<string, number>();
+      for (const j of jobs) perTenant.set(j.tenant, (perTenant.get(j.tenant) ?? 0) + 1);
+      for (const [tenant, n] of perTenant) await admit({ tenant, jobs: n });
+    }
     const results = await this.store.jobsInsert({ jobs, now });
     let earliest = Infinity;
     for (const r of results) if (r.created && r.job.dueAt < earliest) earliest = r.job.dueAt;

@@ -49,6 +49,25 @@ export class JobNotPendingError extends DuetimeError {
   }
 }
 
+/**
+ * A tenant is over one of its quotas: too many live jobs, or creating faster than its rate.
+ * Nothing was written. `retryAfterMs` says when asking again may succeed.
+ */
+export class QuotaExceededError extends DuetimeError {
+  override readonly name = "QuotaExceededError";
+  constructor(
+    readonly tenant: string,
+    readonly quota: "liveJobs" | "createsPerSecond",
+    /** What the quota allows, in words ("at most 1000 live jobs"). */
+    readonly expected: string,
+    /** What the request would have made it, in words. */
+    readonly received: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(`tenant ${JSON.stringify(tenant)} quota: expected ${expected}, received ${received}`);
+  }
+}
+
 /** Options given to a component are invalid. */
 export class InvalidOptionError extends DuetimeError {
   override readonly name = "InvalidOptionError";

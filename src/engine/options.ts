@@ -85,6 +85,13 @@ export interface SchedulerOptions {
   /** How often this node's clock is compared with the store's. Default 60000. */
   readonly clockSkewCheckIntervalMs?: number;
   /**
+   * Admission of new jobs: called by `schedule` and `scheduleMany` after validation and
+   * before anything is written, once per tenant with the number of jobs it asks for; a
+   * throw (QuotaExceededError) refuses the whole call. The service's per-tenant quotas
+   * plug in here, so every way of creating jobs is held to them. Default: none.
+   */
+  readonly admit?: (request: { readonly tenant: string; readonly jobs: number }) => Promise<void>;
+  /**
    * Shards this node may claim; undefined means all. Called before every claim. By default a
    * store with node services (PostgreSQL) supplies it from its shard leases; pass it only to
    * run those services yourself.
@@ -93,8 +100,9 @@ export interface SchedulerOptions {
 }
 
 export type ResolvedOptions = Readonly<
-  Required<Omit<SchedulerOptions, "shards" | "maxPastMs">> & {
+  Required<Omit<SchedulerOptions, "shards" | "maxPastMs" | "admit">> & {
     shards: (() => readonly number[] | undefined) | undefined;
+    admit: SchedulerOptions["admit"];
     maxPastMs: number | null;
   }
 >;
@@ -151,6 +159,7 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
       86_400_000,
     ),
     shards: o.shards,
+    admit: o.admit,
   };
   if (r.stageAheadMs < r.horizonMs) {
     throw new InvalidOptionError(

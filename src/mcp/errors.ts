@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { InvalidJobError, describeReceived } from "../core/errors.js";
+import { InvalidJobError, QuotaExceededError, describeReceived } from "../core/errors.js";
 
 /**
  * Library field names as the MCP tools name them. The library's validator is the one
@@ -40,7 +40,7 @@ export function toolError(text: string, structured?: Record<string, unknown>): C
 
 /**
  * Runs a tool body; bad input (InvalidJobError from the shared validator) becomes a tool
- * error naming the tool's own field. Anything else is a real failure and propagates: the
+ * error naming the tool's own field, a tenant over its quota one saying when to try again. Anything else is a real failure and propagates: the
  * SDK turns it into an error result without leaking a stack.
  */
 export async function withInputErrors(
@@ -55,6 +55,16 @@ export async function withInputErrors(
         field: toolField(err.field),
         expected: err.expected,
         received: describeReceived(err.received),
+      });
+    }
+    if (err instanceof QuotaExceededError) {
+      const seconds = Math.max(1, Math.ceil(err.retryAfterMs / 1000));
+      return toolError(`${err.message}; nothing was created, try again in ${seconds} s`, {
+        error: "quota-exceeded",
+        quota: err.quota,
+        expected: err.expected,
+        received: err.received,
+        retry_after_seconds: seconds,
       });
     }
     throw err;

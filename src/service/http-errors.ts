@@ -1,5 +1,10 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from "fastify";
-import { describeReceived, InvalidJobError } from "../core/errors.js";
+import {
+  Described,
+  describeReceived,
+  InvalidJobError,
+  QuotaExceededError,
+} from "../core/errors.js";
 import { errorBody, type ErrorBody } from "../http/error-body.js";
 import { fastifyClientFault } from "../http/fastify-errors.js";
 
@@ -37,6 +42,21 @@ export function invalid(err: InvalidJobError, status = 400): ApiError {
   return new ApiError(status, "invalid", err.field, err.expected, err.received, err.message);
 }
 
+/** 429 with Retry-After (whole seconds, at least 1): nothing was written. */
+export function quotaExceeded(err: QuotaExceededError): ApiError {
+  const seconds = String(Math.max(1, Math.ceil(err.retryAfterMs / 1000)));
+  return new ApiError(
+    429,
+    "quota-exceeded",
+    "tenant",
+    err.expected,
+    new Described(err.received),
+    err.message,
+    { quota: err.quota },
+    { "retry-after": seconds },
+  );
+}
+
 /** The one not-found answer: a missing job and another tenant's job read the same. */
 export function jobNotFound(id: string): ApiError {
   return new ApiError(
@@ -59,6 +79,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | Error, request, reply) => {
     if (error instanceof ApiError) return sendError(reply, error);
     if (error instanceof InvalidJobError) return sendError(reply, invalid(error));
+    if (error instanceof QuotaExceededError) return sendError(reply, quotaExceeded(error));
     const fault = fastifyClientFault(error, request);
     if (fault) {
       const { status, code, field, expected, received, message } = fault;

@@ -21,7 +21,10 @@ export const jobIdParam = {
 export const authErrors = {
   "401": errorResponse("Missing, malformed or revoked API key"),
   "429": {
-    description: "Rate limit of the key exceeded; retry after `Retry-After` seconds",
+    description:
+      "Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota " +
+      "(`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was " +
+      "written); retry after `Retry-After` seconds",
     headers: { "Retry-After": { schema: { type: "integer" } } },
     content: json(ref("ErrorBody")),
   },

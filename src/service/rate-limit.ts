@@ -29,8 +29,11 @@ export class RateLimiter {
     this.burst = options.burst ?? Math.max(1, this.perSecond * 2);
   }
 
-  /** Takes one token for `key`: 0 when allowed, else the ms to wait before a token is there. */
-  take(key: string): number {
+  /**
+   * Takes `cost` tokens (default one) for `key`: 0 when allowed, else the ms to wait before
+   * that many are there (Infinity when `cost` is more than `burst`: never).
+   */
+  take(key: string, cost = 1): number {
     if (this.perSecond <= 0) return 0;
     const now = this.now();
     let b = this.buckets.get(key);
@@ -41,11 +44,12 @@ export class RateLimiter {
     }
     b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) * this.perSecond) / 1000);
     b.at = now;
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
+    if (b.tokens >= cost) {
+      b.tokens -= cost;
       return 0;
     }
-    return Math.ceil(((1 - b.tokens) * 1000) / this.perSecond);
+    if (cost > this.burst) return Infinity;
+    return Math.ceil(((cost - b.tokens) * 1000) / this.perSecond);
   }
 
   /**

@@ -11,6 +11,7 @@ import { mcpWebhookCheck } from "./job-input.js";
 import { newSigningSecret, openKeyStore, type KeyStore } from "./keys.js";
 import { ServiceMetrics, observeClaims } from "./metrics.js";
 import type { RateLimitOptions } from "./rate-limit.js";
+import { tenantQuotas, type TenantQuotaOptions } from "./quota.js";
 import { loadMcpHandler } from "./routes/mcp.js";
 import { buildServer, checkEdgeOptions } from "./server.js";
 import { createWebhookDelivery } from "./webhook/deliver.js";
@@ -45,6 +46,8 @@ export interface ServiceOptions {
   readonly readinessCacheMs?: number;
   /** Origins allowed to call the API from a browser (CORS). Default none: CORS off. */
   readonly corsOrigins?: readonly string[];
+  /** Per-tenant quotas (live jobs, creates per second), answered 429 with Retry-After. Default none. */
+  readonly quotas?: TenantQuotaOptions;
   /** Largest single-job request body, bytes. Default 262144. */
   readonly bodyLimit?: number;
   /** Largest batch request body, bytes. Default 16777216. */
@@ -100,9 +103,11 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     await store.close();
     throw err;
   }
+  const admit = tenantQuotas(o.quotas ?? {}, (tenant) => store.jobsCountByStatus({ tenant }));
   const scheduler = new Scheduler({
     maxPastMs: 60_000,
     ...o.scheduler,
+    ...(admit ? { admit } : {}),
     store,
     logger,
     ...(o.clock ? { clock: o.clock } : {}),

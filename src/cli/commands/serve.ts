@@ -9,6 +9,11 @@ interface ServeOptions {
   webhookTimeout: string;
   rateLimit: string;
   concurrency: string;
+  tenantConcurrency?: string;
+  webhookConnectionsPerOrigin: string;
+  webhookConcurrencyPerOrigin?: string;
+  quotaLiveJobs: string;
+  quotaCreatesPerSecond: string;
   stopTimeout: string;
   logLevel: string;
   requestTimeout: string;
@@ -33,6 +38,29 @@ export function registerServe(program: Command): void {
     .option("--webhook-timeout <ms>", "timeout of one webhook attempt", "10000")
     .option("--rate-limit <n>", "requests per second per API key (0: no limit)", "100")
     .option("--concurrency <n>", "webhook deliveries running at once", "100")
+    .option(
+      "--tenant-concurrency <n>",
+      "deliveries one tenant runs at once (default: concurrency minus a tenth)",
+    )
+    .option(
+      "--webhook-connections-per-origin <n>",
+      "open connections per webhook origin, all tenants together",
+      "64",
+    )
+    .option(
+      "--webhook-concurrency-per-origin <n>",
+      "deliveries one tenant runs at once to one origin (default: connections per origin)",
+    )
+    .option(
+      "--quota-live-jobs <n>",
+      "most live (pending or claimed) jobs per tenant; 429 past it (0: no limit)",
+      "0",
+    )
+    .option(
+      "--quota-creates-per-second <n>",
+      "jobs one tenant may create per second, burst twice that; 429 past it (0: no limit)",
+      "0",
+    )
     .option("--stop-timeout <ms>", "how long a stop waits for running deliveries", "15000")
     .option("--log-level <level>", "pino log level (logs go to stderr)", "info")
     .option("--request-timeout <ms>", "time a client has to send a whole request", "30000")
@@ -80,6 +108,7 @@ back, waits for running deliveries (--stop-timeout), closes the database and exi
           1,
           requestTimeoutMs,
         )!;
+        const concurrency = parseIntFlag(o.concurrency, "--concurrency", 1, 100_000)!;
         // Loaded here: fastify, undici and the MCP SDK would slow every other command.
         const { startService } = await import("../../service/service.js");
         const service = await startService({
@@ -97,8 +126,31 @@ back, waits for running deliveries (--stop-timeout), closes the database and exi
           ...(o.trustProxy === undefined
             ? {}
             : { trustProxy: o.trustProxy.split(",").map((a) => a.trim()) }),
+          quotas: {
+            maxLiveJobs: parseIntFlag(o.quotaLiveJobs, "--quota-live-jobs", 0, 1_000_000_000)!,
+            createsPerSecond: parseIntFlag(
+              o.quotaCreatesPerSecond,
+              "--quota-creates-per-second",
+              0,
+              1_000_000,
+            )!,
+          },
+          webhookConnectionsPerOrigin: parseIntFlag(
+            o.webhookConnectionsPerOrigin,
+            "--webhook-connections-per-origin",
+            1,
+            10_000,
+          )!,
+          ...optionalInt(
+            "webhookConcurrencyPerOrigin",
+            o.webhookConcurrencyPerOrigin,
+            "--webhook-concurrency-per-origin",
+          ),
           stopTimeoutMs: parseIntFlag(o.stopTimeout, "--stop-timeout", 0, 3_600_000)!,
-          scheduler: { concurrency: parseIntFlag(o.concurrency, "--concurrency", 1, 100_000)! },
+          scheduler: {
+            concurrency,
+            ...optionalInt("tenantConcurrency", o.tenantConcurrency, "--tenant-concurrency"),
+          },
           logLevel: o.logLevel,
           version: cmd.parent?.version() ?? "0.0.0",
         });
@@ -112,6 +164,15 @@ back, waits for running deliveries (--stop-timeout), closes the database and exi
         return EXIT.ok;
       }),
     );
+}
+
+/** `{ [name]: n }` for a flag that was given, `{}` for one left to its default. */
+function optionalInt(
+  name: string,
+  value: string | undefined,
+  flag: string,
+): Record<string, number> {
+  return value === undefined ? {} : { [name]: parseIntFlag(value, flag, 1, 100_000)! };
 }
 
 function untilSignal(): Promise<NodeJS.Signals> {
