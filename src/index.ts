@@ -45,7 +45,9 @@ export {
   JobNotPendingError,
   QuotaExceededError,
   SettingMismatchError,
+  StorageFullError,
   VersionConflictError,
+  storageFullIn,
 } from "./core/errors.js";
 export type * from "./store/store.js";
 export { SqliteStore } from "./stores/sqlite/sqlite-store.js";

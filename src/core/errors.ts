@@ -99,6 +99,33 @@ export class SettingMismatchError extends InvalidOptionError {
   }
 }
 
+/**
+ * A write failed because the store's storage is full (SQLite's SQLITE_FULL, PostgreSQL's
+ * 53100 disk_full). Every write is one transaction, so nothing of it was kept; the same
+ * write succeeds again once space is freed. `operation` says what was being written. The
+ * service answers it 507 and reports not-ready until a write succeeds again.
+ */
+export class StorageFullError extends DuetimeError {
+  override readonly name = "StorageFullError";
+  constructor(
+    readonly operation: string,
+    options?: ErrorOptions,
+  ) {
+    super(`storage is full: ${operation} failed and nothing of it was written`, options);
+  }
+}
+
+/**
+ * The StorageFullError in `err` or its chain of causes (callers wrap errors to add context),
+ * or null.
+ */
+export function storageFullIn(err: unknown): StorageFullError | null {
+  for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
+    if (e instanceof StorageFullError) return e;
+  }
+  return null;
+}
+
 /** A received value already described in words ("202 bytes"), shown without quotes. */
 export class Described {
   constructor(readonly text: string) {}

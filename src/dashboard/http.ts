@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { Described, DuetimeError, InvalidJobError } from "../core/errors.js";
 import { fastifyClientFault } from "../http/fastify-errors.js";
 import { errorAnswer, type Answer } from "./answers.js";
+import { storageFullFault } from "../http/storage-full.js";
 
 /** Sends an answer; data answers are never cached (they are per tenant and change). */
 export function send(reply: FastifyReply, a: Answer): FastifyReply {
@@ -24,6 +25,11 @@ export type AuthResult = string | null | Answer;
  */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
+    const full = storageFullFault(err);
+    if (full) {
+      req.log.error({ err }, "storage full: the write was refused");
+      return send(reply, { ...errorAnswer(full.status, full.code, full), headers: full.headers });
+    }
     if (err instanceof InvalidJobError) return send(reply, errorAnswer(400, "invalid", err));
     if (err instanceof DuetimeError) {
       const e = { field: "", expected: "", received: undefined, message: err.message };

@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { InvalidJobError, QuotaExceededError, describeReceived } from "../core/errors.js";
+import { STORAGE_FULL_RETRY_AFTER_S, storageFullFault } from "../http/storage-full.js";
 
 /**
  * Library field names as the MCP tools name them. The library's validator is the one
@@ -40,8 +41,9 @@ export function toolError(text: string, structured?: Record<string, unknown>): C
 
 /**
  * Runs a tool body; bad input (InvalidJobError from the shared validator) becomes a tool
- * error naming the tool's own field, a tenant over its quota one saying when to try again. Anything else is a real failure and propagates: the
- * SDK turns it into an error result without leaking a stack.
+ * error naming the tool's own field, a tenant over its quota one saying when to try again,
+ * and a write refused for lack of space one saying so. Anything else is a real failure and
+ * propagates: the SDK turns it into an error result without leaking a stack.
  */
 export async function withInputErrors(
   body: () => Promise<CallToolResult>,
@@ -65,6 +67,14 @@ export async function withInputErrors(
         expected: err.expected,
         received: err.received,
         retry_after_seconds: seconds,
+      });
+    }
+    const full = storageFullFault(err);
+    if (full) {
+      // Not the model's input and not a bug: the server cannot write now; say so plainly.
+      return toolError(full.message, {
+        error: full.code,
+        retry_after_seconds: STORAGE_FULL_RETRY_AFTER_S,
       });
     }
     throw err;

@@ -7,6 +7,7 @@ import {
 } from "../core/errors.js";
 import { errorBody, type ErrorBody } from "../http/error-body.js";
 import { fastifyClientFault } from "../http/fastify-errors.js";
+import { storageFullFault } from "../http/storage-full.js";
 
 /**
  * Every error the API answers has one shape (src/http/error-body.ts), the HTTP face of
@@ -78,6 +79,15 @@ export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | Error, request, reply) => {
     if (error instanceof ApiError) return sendError(reply, error);
+    const full = storageFullFault(error);
+    if (full) {
+      request.log.error({ err: error }, "storage full: the write was refused");
+      const { status, code, field, expected, received, message, headers } = full;
+      return sendError(
+        reply,
+        new ApiError(status, code, field, expected, received, message, {}, headers),
+      );
+    }
     if (error instanceof InvalidJobError) return sendError(reply, invalid(error));
     if (error instanceof QuotaExceededError) return sendError(reply, quotaExceeded(error));
     const fault = fastifyClientFault(error, request);

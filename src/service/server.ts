@@ -28,6 +28,7 @@ import { healthRoutes } from "./routes/health.js";
 import { jobRoutes } from "./routes/jobs.js";
 import { mcpRoutes, type McpHttpHandler } from "./routes/mcp.js";
 import { statsRoutes } from "./routes/stats.js";
+import type { StorageHealth } from "./storage-health.js";
 
 /** Options of the HTTP server (the fastify app; `startService` wires the rest). */
 export interface ServerOptions {
@@ -68,6 +69,8 @@ export interface ServerOptions {
   readonly version?: string;
   /** True once the server is shutting down (/readyz answers 503). */
   readonly isStopping?: () => boolean;
+  /** Whether the store's storage ran full (/readyz answers 503 while it is). */
+  readonly storage?: StorageHealth;
   /** `GET /v1/events` tuning: stream caps per key and in total, key re-check interval. */
   readonly events?: EventStreamOptions;
 }
@@ -160,6 +163,7 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     readiness,
     metrics: o.metrics,
     isStopping: o.isStopping ?? (() => false),
+    ...(o.storage ? { storage: o.storage } : {}),
   });
   mcpRoutes(app, o.mcpHandler ?? null, auth);
   await app.register(async (v1) => {

@@ -10,6 +10,7 @@ import { openStore } from "../stores/open-store.js";
 import { mcpWebhookCheck } from "./job-input.js";
 import { newSigningSecret, openKeyStore, type KeyStore } from "./keys.js";
 import { ServiceMetrics, observeClaims } from "./metrics.js";
+import { StorageHealth } from "./storage-health.js";
 import type { RateLimitOptions } from "./rate-limit.js";
 import { tenantQuotas, type TenantQuotaOptions } from "./quota.js";
 import { loadMcpHandler } from "./routes/mcp.js";
@@ -95,7 +96,10 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     o.logDestination ?? pino.destination(2),
   );
   const metrics = new ServiceMetrics();
-  const store = observeClaims(await openStore(o.db), (n) => metrics.observeClaim(n));
+  // Writes refused for lack of space: 507 answers (http-errors.ts), /readyz, metrics.
+  const storage = new StorageHealth();
+  storage.register(metrics.registry);
+  const store = storage.watch(observeClaims(await openStore(o.db), (n) => metrics.observeClaim(n)));
   let keys: KeyStore;
   try {
     keys = await openKeyStore(o.db);
@@ -151,6 +155,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       logger: logger.child({ component: "http" }),
       mcpHandler,
       isStopping: () => stopping,
+      storage,
       ...(o.allowPrivateTargets === undefined
         ? {}
         : { allowPrivateTargets: o.allowPrivateTargets }),

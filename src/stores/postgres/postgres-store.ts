@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { bucketOf } from "../../core/buckets.js";
-import { InvalidJobError } from "../../core/errors.js";
+import { InvalidJobError, StorageFullError } from "../../core/errors.js";
 import { shardOf } from "../../core/ids.js";
 import type { Job, JobStatus, NewJob } from "../../core/job.js";
 import { JOB_STATUSES, newPendingJob } from "../../core/job.js";
@@ -144,7 +144,9 @@ export class PostgresStore implements Store {
       now,
     );
     const results = jobs.some((j) => j.key !== null)
-      ? await withRetry(() => inTransaction(this.pool, (c) => insertKeyed(c, this.sql, jobs, now)))
+      ? await diskFullAs("inserting jobs", () =>
+          withRetry(() => inTransaction(this.pool, (c) => insertKeyed(c, this.sql, jobs, now))),
+        )
       : await this.run("inserting jobs", async () => {
           await this.pool.query(this.sql.liveInsert, insertArrays(jobs, now));
           return jobs.map((j) => ({ job: newPendingJob(j, now), created: true }));
@@ -450,11 +452,29 @@ export class PostgresStore implements Store {
     }
   }
 
+  /** Runs one operation, its error wrapped with `what` it was doing (see diskFullAs). */
   private async run<T>(what: string, fn: () => Promise<T>): Promise<T> {
     try {
-      return await fn();
+      return await diskFullAs(what, fn);
     } catch (err) {
+      if (err instanceof StorageFullError) throw err;
       throw new Error(what, { cause: err });
     }
+  }
+}
+
+/**
+ * Runs `fn`; the server's disk_full (SQLSTATE 53100: a write needed space the server does
+ * not have, and its statement or transaction was rolled back) becomes a StorageFullError
+ * naming `what` was being written, so callers can tell it from a bug. Other errors pass.
+ */
+async function diskFullAs<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if ((err as { code?: unknown }).code === "53100") {
+      throw new StorageFullError(what, { cause: err });
+    }
+    throw err;
   }
 }

@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { StorageFullError } from "../../core/errors.js";
 import type { CounterDeltas } from "./rows.js";
 import { decodeRow, type JobTuple, type StoredJob } from "./rows.js";
 import type { SQL } from "./statements.js";
@@ -25,9 +26,20 @@ export class SqliteContext {
    */
   private readonly tx: Database.Transaction<(fn: () => unknown) => unknown>;
 
-  /** Runs `fn` in a write transaction (BEGIN IMMEDIATE: takes the write lock up front). */
-  write<T>(fn: () => T): T {
-    return this.tx.immediate(fn) as T;
+  /**
+   * Runs `fn` in a write transaction (BEGIN IMMEDIATE: takes the write lock up front). A
+   * full disk (SQLITE_FULL, with the transaction rolled back whole) becomes a
+   * StorageFullError naming `what` was being written, so callers can tell it from a bug.
+   */
+  write<T>(what: string, fn: () => T): T {
+    try {
+      return this.tx.immediate(fn) as T;
+    } catch (err) {
+      if ((err as { code?: unknown }).code === "SQLITE_FULL") {
+        throw new StorageFullError(what, { cause: err });
+      }
+      throw err;
+    }
   }
 
   /** The row of `id` if it exists and belongs to `tenant` (when given). */

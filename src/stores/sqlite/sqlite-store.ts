@@ -124,7 +124,7 @@ export class SqliteStore implements Store {
   }
 
   async jobsInsert(params: { jobs: readonly NewJob[]; now: number }): Promise<InsertResult[]> {
-    return this.ctx.write(() => insertJobs(this.ctx, params.jobs, params.now));
+    return this.ctx.write("inserting jobs", () => insertJobs(this.ctx, params.jobs, params.now));
   }
 
   async jobGet(params: { id: string; tenant?: string }): Promise<Job | null> {
@@ -150,7 +150,7 @@ export class SqliteStore implements Store {
    * write to the jobs rows themselves (see migrations.ts).
    */
   async jobsClaimDue(params: ClaimParams): Promise<Job[]> {
-    return this.ctx.write(() => {
+    return this.ctx.write("claiming jobs", () => {
       const rows: JobTuple[] = [];
       const taken = new Set<number>();
       // Entries of jobs no longer pending or no longer due then (cancelled, moved or retried
@@ -196,23 +196,27 @@ export class SqliteStore implements Store {
     now: number;
     settlements: readonly Settlement[];
   }): Promise<boolean[]> {
-    return this.ctx.write(() => settleJobs(this.ctx, params.settlements, params.now));
+    return this.ctx.write("settling jobs", () =>
+      settleJobs(this.ctx, params.settlements, params.now),
+    );
   }
 
   async jobCancel(params: { id: string; tenant?: string; now: number }): Promise<CancelResult> {
-    return this.ctx.write(() => cancelJob(this.ctx, params));
+    return this.ctx.write("cancelling a job", () => cancelJob(this.ctx, params));
   }
 
   async jobReschedule(params: RescheduleParams): Promise<RescheduleResult> {
-    return this.ctx.write(() => moveJob(this.ctx, params, "pending"));
+    return this.ctx.write("rescheduling a job", () => moveJob(this.ctx, params, "pending"));
   }
 
   async jobRetry(params: RescheduleParams): Promise<RescheduleResult> {
-    return this.ctx.write(() => moveJob(this.ctx, params, "dead"));
+    return this.ctx.write("retrying a job", () => moveJob(this.ctx, params, "dead"));
   }
 
   async leasesExpire(params: { now: number; limit: number }): Promise<LeaseExpiryResult> {
-    return this.ctx.write(() => expireLeases(this.ctx, params.now, params.limit));
+    return this.ctx.write("expiring leases", () =>
+      expireLeases(this.ctx, params.now, params.limit),
+    );
   }
 
   async jobsNextDue(_params: { now: number }): Promise<NextDue> {
@@ -251,7 +255,7 @@ export class SqliteStore implements Store {
    * finished out of order by another process's clock waits for the next pass).
    */
   async historyPurge(params: { before: number; limit: number }): Promise<number> {
-    return this.ctx.write(() => {
+    return this.ctx.write("purging history", () => {
       const oldest = this.s.historyOldest.all(params.limit) as {
         rid: number;
         seq: number;

@@ -14,7 +14,7 @@ export function stageBuckets(ctx: SqliteContext, until: number, maxRows: number)
   let rows = 0;
   let buckets = 0;
   const stageChunk = (budget: number): number | null =>
-    ctx.write(() => {
+    ctx.write("staging a bucket", () => {
       const next = ctx.s.stageNextBucket.get(until) as { bucket: number } | undefined;
       if (!next) {
         // Every bucket up to `until` is staged (or empty): raise the mark in the same

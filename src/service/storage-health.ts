@@ -1,0 +1,98 @@
+import client from "prom-client";
+import { storageFullIn } from "../core/errors.js";
+import type { Store } from "../store/store.js";
+
+/**
+ * For each store write, whether its result shows it changed something: only such a write
+ * proves that storage takes writes again. (A claim that found nothing due commits an empty
+ * transaction, which SQLite completes on a full disk too.)
+ */
+const CHANGED: Partial<Record<keyof Store, (result: never) => boolean>> = {
+  jobsInsert: (r: Awaited<ReturnType<Store["jobsInsert"]>>) => r.some((x) => x.created),
+  jobsClaimDue: (r: Awaited<ReturnType<Store["jobsClaimDue"]>>) => r.length > 0,
+  jobsSettle: (r: Awaited<ReturnType<Store["jobsSettle"]>>) => r.some(Boolean),
+  jobCancel: (r: Awaited<ReturnType<Store["jobCancel"]>>) => r.outcome === "cancelled",
+  jobReschedule: (r: Awaited<ReturnType<Store["jobReschedule"]>>) => r.outcome === "rescheduled",
+  jobRetry: (r: Awaited<ReturnType<Store["jobRetry"]>>) => r.outcome === "rescheduled",
+  leasesExpire: (r: Awaited<ReturnType<Store["leasesExpire"]>>) => r.requeued + r.dead > 0,
+  historyPurge: (r: Awaited<ReturnType<Store["historyPurge"]>>) => r > 0,
+  bucketsStage: (r: Awaited<ReturnType<Store["bucketsStage"]>>) => r.rows > 0,
+};
+
+/**
+ * Whether the store's storage is full, as its answers show it: any call that fails with a
+ * StorageFullError marks it full, and the next write that changed something (a job stored,
+ * claimed, settled, moved, purged) marks it fine again. Nothing is probed: the engine's own
+ * claims and settlements and the clients' creates are the writes that find out. `/readyz`
+ * answers not-ready while it is full; `/metrics` shows it (`duetime_storage_full`,
+ * `duetime_storage_full_errors_total`).
+ */
+export class StorageHealth {
+  private fullSince: number | null = null;
+  private lastError: string | null = null;
+  private errors = 0;
+  private refused: client.Counter | null = null;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** True from a write refused for lack of space until a write succeeds again. */
+  get full(): boolean {
+    return this.fullSince !== null;
+  }
+
+  /** What is wrong, for /readyz, or null while storage takes writes. */
+  problem(): string | null {
+    if (this.fullSince === null) return null;
+    return `${this.lastError ?? "storage is full"} (since ${new Date(this.fullSince).toISOString()}; writes resume once space is freed)`;
+  }
+
+  /** The store as is, every call watched for StorageFullError and for writes that succeed. */
+  watch(store: Store): Store {
+    return new Proxy(store, {
+      get: (target, prop) => {
+        const value: unknown = Reflect.get(target, prop, target);
+        if (typeof value !== "function") return value;
+        const method = (value as (...a: unknown[]) => unknown).bind(target);
+        const changed = CHANGED[prop as keyof Store] as ((r: unknown) => boolean) | undefined;
+        return (...args: unknown[]) => {
+          const result = method(...args);
+          if (!(result instanceof Promise)) return result;
+          return result.then(
+            (r: unknown) => {
+              if (this.fullSince !== null && changed?.(r)) this.fullSince = null;
+              return r;
+            },
+            (err: unknown) => {
+              const full = storageFullIn(err);
+              if (full) this.markFull(full.message);
+              throw err;
+            },
+          );
+        };
+      },
+    });
+  }
+
+  /** The gauge and the counter of this state, in `registry`. */
+  register(registry: client.Registry): void {
+    const gauge: client.Gauge = new client.Gauge({
+      name: "duetime_storage_full",
+      help: "1 while the store's storage is full (from a write refused for lack of space until a write succeeds), else 0",
+      registers: [registry],
+      collect: () => gauge.set(this.full ? 1 : 0),
+    });
+    this.refused = new client.Counter({
+      name: "duetime_storage_full_errors_total",
+      help: "Store calls refused because storage was full",
+      registers: [registry],
+    });
+    this.refused.inc(this.errors);
+  }
+
+  private markFull(message: string): void {
+    this.errors++;
+    this.refused?.inc();
+    this.lastError = message;
+    this.fullSince ??= this.now();
+  }
+}

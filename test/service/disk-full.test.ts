@@ -1,0 +1,92 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { mountable, mountSmallDisk, type SmallDisk } from "../support/small-disk.js";
+import { startTestService, type TestService } from "./helpers.js";
+
+/**
+ * Disk full, for real: the service's SQLite file on a 4 MiB tmpfs, filled to the last byte.
+ * Creates answer 507 saying storage is full (nothing half-written), /readyz says not ready,
+ * /metrics shows it; once the space is freed, creates succeed again by themselves.
+ */
+let disk: SmallDisk | null = null;
+let t: TestService | null = null;
+afterEach(async () => {
+  await t?.close();
+  t = null;
+  disk?.unmount();
+  disk = null;
+});
+
+/** A job a few tens of KiB large, due far ahead (nothing fires during the test). */
+function bigJob(i: number) {
+  return {
+    dueAt: "2099-01-01T00:00:00Z",
+    target: "https://example.test/hook",
+    payload: { i, filler: "x".repeat(48 * 1024) },
+  };
+}
+
+function metric(text: string, name: string): number {
+  const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+  return line === undefined ? NaN : Number(line.slice(name.length + 1));
+}
+
+describe.skipIf(!mountable())("disk full (a real SQLite file on a small tmpfs)", () => {
+  it("answers 507, reports not-ready and a metric, writes nothing, and resumes once space is back", async () => {
+    disk = mountSmallDisk(4);
+    t = await startTestService({ db: join(disk.path, "jobs.db") });
+    expect((await t.api("POST", "/v1/jobs", { body: bigJob(0) })).status).toBe(201);
+    expect(disk.fill()).toBeGreaterThan(0);
+
+    // The file's free pages and the WAL's allocated space may take a few more jobs first.
+    let refused = null;
+    let stored = 1;
+    for (let i = 1; i <= 200 && refused === null; i++) {
+      const r = await t.api("POST", "/v1/jobs", { body: bigJob(i) });
+      if (r.status === 201) stored++;
+      else refused = r;
+    }
+    expect(refused).not.toBeNull();
+    expect(refused!.status).toBe(507);
+    expect(refused!.headers.get("retry-after")).toBe("30");
+    expect(refused!.body).toEqual({
+      error: {
+        code: "storage-full",
+        field: "storage",
+        expected: "free space in the server's storage",
+        received: "a full disk",
+        message: expect.stringMatching(
+          /^storage is full: inserting jobs failed and nothing of it was written/,
+        ),
+      },
+    });
+    // a batch is refused whole too
+    const batch = await t.api("POST", "/v1/jobs/batch", {
+      body: { jobs: [bigJob(1000), bigJob(1001)] },
+    });
+    expect(batch.status).toBe(507);
+
+    const ready = await t.api("GET", "/readyz", { key: null });
+    expect(ready.status).toBe(503);
+    expect(ready.body).toMatchObject({
+      status: "unavailable",
+      error: expect.stringContaining("storage is full"),
+    });
+    expect((await t.api("GET", "/healthz", { key: null })).status).toBe(200);
+    const metrics = (await t.api("GET", "/metrics", { key: null })).body as string;
+    expect(metric(metrics, "duetime_storage_full")).toBe(1);
+    expect(metric(metrics, "duetime_storage_full_errors_total")).toBeGreaterThanOrEqual(2);
+    // Nothing half-written: exactly the jobs answered 201 are stored, and they read back.
+    const list = await t.api("GET", "/v1/jobs?limit=1000");
+    expect(list.status).toBe(200);
+    expect(list.body.jobs).toHaveLength(stored);
+
+    disk.free();
+    const again = await t.api("POST", "/v1/jobs", { body: bigJob(2000) });
+    expect(again.status).toBe(201);
+    expect((await t.api("GET", "/readyz", { key: null })).status).toBe(200);
+    const after = (await t.api("GET", "/metrics", { key: null })).body as string;
+    expect(metric(after, "duetime_storage_full")).toBe(0);
+    expect((await t.api("GET", "/v1/jobs?limit=1000")).body.jobs).toHaveLength(stored + 1);
+  }, 60_000);
+});
