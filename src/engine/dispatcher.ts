@@ -65,6 +65,11 @@ export interface DispatcherDeps {
   readonly onOutcome: (o: DispatchOutcome) => void;
   /** Called when a job leaves the dispatcher (capacity freed). */
   readonly onCapacity: () => void;
+  /**
+   * The latest moment (epoch ms) a waiting job may start so that its claim is still ours
+   * until its handler is done; a job still waiting then is given back. Infinity: no limit.
+   */
+  readonly startDeadline: (job: Job) => number;
   /** Unstarted jobs given back before their lease ran out, once recorded as pending again. */
   readonly onReleased: (jobs: readonly Job[]) => void;
 }
@@ -313,12 +318,8 @@ export class Dispatcher {
     }
   }
 
-  /**
-   * The latest moment a waiting job may start: its handler may run `handlerTimeoutMs`, and
-   * must be done before the lease runs out (after which the claim may be someone else's).
-   */
   private startDeadline(job: Job): number {
-    return job.leaseExpiresAt === null ? Infinity : job.leaseExpiresAt - this.d.handlerTimeoutMs;
+    return this.d.startDeadline(job);
   }
 
   /** Gives unstarted claims back (pending again, the attempt not counted). */

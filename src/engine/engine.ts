@@ -67,6 +67,11 @@ export class Engine {
       concurrency: o.concurrency,
       tenantConcurrency: o.tenantConcurrency,
       handlerTimeoutMs: o.handlerTimeoutMs,
+      // Nothing renews a lease while its job waits or runs, so a job must start early
+      // enough to finish its handler timeout inside the lease it was claimed with. (A lease
+      // heartbeat that renews held claims would make this the last renewal's expiry.)
+      startDeadline: (job) =>
+        job.leaseExpiresAt === null ? Infinity : job.leaseExpiresAt - o.handlerTimeoutMs,
       backoff: { baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs },
       bucketWidthMs: this.store.bucketWidthMs,
       onOutcome: deps.onOutcome,
