@@ -1,9 +1,10 @@
 /**
  * The HTTP service benchmarks: `tsx bench/http-run.ts [http-create] [http-webhook]
- * [http-fairness]`;
+ * [http-fairness] [http-auth-flood]`;
  * BENCH_SCALE=tiny for the CI smoke run. Tables to stdout, progress to stderr; exits 0
  * unless a benchmark fails to run (a MISS is reported, not an exit code).
  */
+import { httpAuthFlood } from "./http-auth-flood.js";
 import { httpCreate } from "./http-create.js";
 import { httpFairness } from "./http-fairness.js";
 import { httpWebhook } from "./http-webhook.js";
@@ -15,6 +16,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<BenchResult>>> = {
   "http-create": () => httpCreate(),
   "http-webhook": () => httpWebhook(),
   "http-fairness": () => httpFairness(),
+  "http-auth-flood": () => httpAuthFlood(),
 };
 
 async function main(): Promise<number> {

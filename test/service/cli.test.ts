@@ -1,4 +1,5 @@
 import { execFile, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
@@ -67,6 +68,20 @@ beforeAll(async () => {
       "--allow-private-targets",
       "--log-level",
       "warn",
+      "--request-timeout",
+      "20000",
+      "--headers-timeout",
+      "5000",
+      "--auth-failure-limit",
+      "5",
+      "--trust-proxy",
+      "10.0.0.0/8, 192.0.2.1",
+      "--cors-origin",
+      "https://app.example.com",
+      "--cors-origin",
+      "https://admin.example.com",
+      "--readiness-cache",
+      "500",
     ],
     { cwd: ROOT, env: baseEnv(), stdio: ["ignore", "pipe", "pipe"] },
   );
@@ -90,6 +105,38 @@ afterAll(async () => {
   if (server.exitCode === null) server.kill("SIGKILL");
   await rx.close();
   dir.cleanup();
+});
+
+describe("duetime serve: the edge flags", () => {
+  it("applies --cors-origin (repeated) and the security headers", async () => {
+    for (const origin of ["https://app.example.com", "https://admin.example.com"]) {
+      const res = await fetch(`${url}/v1/jobs`, {
+        method: "OPTIONS",
+        headers: { origin, "access-control-request-method": "GET" },
+      });
+      expect(res.status).toBe(204);
+      expect(res.headers.get("access-control-allow-origin")).toBe(origin);
+    }
+    const other = await fetch(`${url}/healthz`, { headers: { origin: "https://x.example" } });
+    expect(other.headers.get("access-control-allow-origin")).toBeNull();
+    expect(other.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+  });
+
+  it("refuses a CORS wildcard, a bad proxy and a headers timeout past the request timeout before opening anything", async () => {
+    const bad = join(dir.path, "never-created.db");
+    const cases: [string[], RegExp][] = [
+      [["--cors-origin", "*"], /corsOrigins: expected exact origins/],
+      [["--trust-proxy", "proxy.internal"], /trustProxy: expected IP addresses or CIDR/],
+      [["--request-timeout", "1000", "--headers-timeout", "5000"], /--headers-timeout/],
+    ];
+    for (const [flags, message] of cases) {
+      const r = await cli(["serve", "--db", bad, "--port", "0", ...flags]);
+      expect(r.code, r.stdout).not.toBe(0);
+      expect(r.stderr).toMatch(message);
+      expect(r.stdout).not.toContain("listening");
+    }
+    expect(existsSync(bad)).toBe(false);
+  });
 });
 
 describe("duetime keys", () => {
