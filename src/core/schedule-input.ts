@@ -75,6 +75,11 @@ const TENANT_RULE: StringRule = {
   patternText: "letters, digits, '_', '.' or '-'",
 };
 const TARGET_RULE: StringRule = { max: 2048 };
+/**
+ * Largest `targetOptions`, in bytes of JSON. Above what the service's webhook headers can
+ * reach (20 headers of 128 + 4096 characters); it bounds what a library caller stores.
+ */
+export const MAX_TARGET_OPTIONS_BYTES = 131_072;
 /** Longest idempotency key, in characters. */
 export const MAX_KEY_LENGTH = 256;
 const KEY_RULE: StringRule = { max: MAX_KEY_LENGTH };
@@ -120,7 +125,15 @@ function validate(raw: unknown, ctx: ScheduleContext, prefix: FieldPrefix): NewJ
   const target = requireString(input.target, "target", TARGET_RULE, prefix);
   let targetOptions: Record<string, unknown> | null = null;
   if (input.targetOptions !== undefined && input.targetOptions !== null) {
-    targetOptions = requireObject(input.targetOptions, "targetOptions", prefix);
+    requireObject(input.targetOptions, "targetOptions", prefix);
+    // bounded like the payload: it is stored with the job and read on every delivery
+    const json = requireJsonPayload(
+      input.targetOptions,
+      "targetOptions",
+      MAX_TARGET_OPTIONS_BYTES,
+      prefix,
+    );
+    targetOptions = json.value as Record<string, unknown>;
   }
   const payload =
     input.payload === undefined

@@ -155,3 +155,25 @@ describe("isoInstant", () => {
     expect(isoInstant(Infinity)).toBe("invalid time (epoch ms Infinity)");
   });
 });
+
+describe("schedule bounds targetOptions like the payload", () => {
+  it("refuses targetOptions over 128 KiB of JSON, naming the field", async () => {
+    const h = makeHarness({ start: NOW });
+    try {
+      const big = { headers: { "x-big": "v".repeat(140_000) } };
+      await expect(
+        h.scheduler.schedule({ dueAt: "in 1 hour", target: "t", targetOptions: big }),
+      ).rejects.toThrow(
+        /^targetOptions: expected JSON of at most 131072 bytes, received 14\d{4} bytes$/,
+      );
+      const ok = await h.scheduler.schedule({
+        dueAt: "in 1 hour",
+        target: "t",
+        targetOptions: { headers: { "x-small": "v" } },
+      });
+      expect(ok.job.targetOptions).toEqual({ headers: { "x-small": "v" } });
+    } finally {
+      await h.close();
+    }
+  });
+});
