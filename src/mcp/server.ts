@@ -39,11 +39,11 @@ export interface CreateMcpServerOptions {
    */
   readonly toolNameSeparator?: "." | "_";
   /**
-   * Extra checks of a webhook target, run after the URL is known to be http(s): the HTTP
-   * service passes its refusal of private and loopback hosts here. Throws InvalidJobError
-   * naming `webhook_url` or `webhook_headers`. Default: none.
+   * Accept `webhook_url` hosts written as private, loopback or link-local addresses (and
+   * localhost), as `duetime serve --allow-private-targets` does. Targets are otherwise held
+   * to the same policy as POST /v1/jobs (core/webhook-target.ts). Default false.
    */
-  readonly checkWebhook?: (url: string, headers: Readonly<Record<string, string>> | null) => void;
+  readonly allowPrivateTargets?: boolean;
   /** Version reported to clients in the initialize handshake. Default "0.0.0". */
   readonly version?: string;
 }
@@ -65,7 +65,7 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
     tenant: o.tenant,
     webhooks: o.webhooks,
     maxPastMs: o.maxPastMs,
-    checkWebhook: o.checkWebhook,
+    allowPrivateTargets: o.allowPrivateTargets,
   };
   const name = (verb: string): string => `task${o.toolNameSeparator}${verb}`;
   const server = new McpServer(
@@ -143,7 +143,7 @@ interface ResolvedMcpOptions {
   readonly maxPastMs: number;
   readonly toolNameSeparator: "." | "_";
   readonly version: string;
-  readonly checkWebhook: CreateMcpServerOptions["checkWebhook"];
+  readonly allowPrivateTargets: boolean;
 }
 
 function resolveOptions(o: CreateMcpServerOptions): ResolvedMcpOptions {
@@ -162,8 +162,8 @@ function resolveOptions(o: CreateMcpServerOptions): ResolvedMcpOptions {
   if (!Number.isInteger(maxPastMs) || maxPastMs < 0) {
     throw new InvalidOptionError("maxPastMs", "an integer >= 0", o.maxPastMs);
   }
-  if (o.checkWebhook !== undefined && typeof o.checkWebhook !== "function") {
-    throw new InvalidOptionError("checkWebhook", "a function", o.checkWebhook);
+  if (o.allowPrivateTargets !== undefined && typeof o.allowPrivateTargets !== "boolean") {
+    throw new InvalidOptionError("allowPrivateTargets", "a boolean", o.allowPrivateTargets);
   }
   const sep = o.toolNameSeparator ?? ".";
   if (sep !== "." && sep !== "_") {
@@ -176,6 +176,6 @@ function resolveOptions(o: CreateMcpServerOptions): ResolvedMcpOptions {
     maxPastMs,
     toolNameSeparator: sep,
     version: o.version ?? "0.0.0",
-    checkWebhook: o.checkWebhook,
+    allowPrivateTargets: o.allowPrivateTargets ?? false,
   });
 }

@@ -4,6 +4,7 @@ import type { Scheduler } from "../api/scheduler.js";
 import { Described, InvalidJobError } from "../core/errors.js";
 import type { JsonValue } from "../core/job.js";
 import { parseDueTime } from "../core/time-input.js";
+import { checkWebhookTarget } from "../core/webhook-target.js";
 import { toolError } from "./errors.js";
 import { REMINDER_TARGET } from "./reminders.js";
 import type {
@@ -23,8 +24,8 @@ export interface ToolContext {
   readonly tenant: string;
   readonly webhooks: boolean;
   readonly maxPastMs: number;
-  readonly checkWebhook:
-    ((url: string, headers: Readonly<Record<string, string>> | null) => void) | undefined;
+  /** Accept private, loopback and link-local webhook targets. */
+  readonly allowPrivateTargets: boolean;
 }
 
 export async function createTask(
@@ -165,10 +166,6 @@ function dueTime(ctx: ToolContext, when: string, timeZone: string | undefined): 
   return dueAt;
 }
 
-// RFC 9110 token characters; values may not carry line breaks (header injection).
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
-const HEADER_VALUE = /^[^\r\n\0]{0,4096}$/;
-
 function webhookTarget(
   ctx: ToolContext,
   url: string | undefined,
@@ -188,32 +185,18 @@ function webhookTarget(
       url,
     );
   }
-  let parsed: URL | null = null;
-  try {
-    parsed = new URL(url);
-  } catch {
-    parsed = null;
-  }
-  if (parsed === null || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) {
-    throw new InvalidJobError("webhook_url", "an http:// or https:// URL", url);
-  }
-  if (parsed.username !== "" || parsed.password !== "") {
-    throw new InvalidJobError("webhook_url", "a URL without user:password (use headers)", url);
-  }
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    if (!HEADER_NAME.test(name)) {
-      throw new InvalidJobError(`webhook_headers`, "HTTP header names (RFC 9110 tokens)", name);
-    }
-    if (!HEADER_VALUE.test(value)) {
-      throw new InvalidJobError(
-        `webhook_headers.${name}`,
-        "a header value without line breaks, at most 4096 characters",
-        value,
-      );
-    }
-  }
-  ctx.checkWebhook?.(url, headers ?? null);
-  return { target: url, options: headers === undefined ? null : { headers } };
+  // The same policy as POST /v1/jobs: one set of rules and limits, whatever the surface.
+  const checked = checkWebhookTarget(
+    { target: url, headers },
+    {
+      allowPrivateTargets: ctx.allowPrivateTargets,
+      fields: { target: "webhook_url", headers: "webhook_headers" },
+    },
+  );
+  return {
+    target: checked.target,
+    options: checked.headers === null ? null : { headers: checked.headers },
+  };
 }
 
 function notFound(id: string): CallToolResult {

@@ -7,7 +7,6 @@ import type { EventStreamOptions } from "../dashboard/events.js";
 import { InfrastructureError } from "../engine/handler-errors.js";
 import type { SchedulerOptions } from "../engine/options.js";
 import { openStore } from "../stores/open-store.js";
-import { mcpWebhookCheck } from "./job-input.js";
 import { newSigningSecret, openKeyStore, type KeyStore } from "./keys.js";
 import { ServiceMetrics, observeClaims } from "./metrics.js";
 import { StorageHealth } from "./storage-health.js";
@@ -127,6 +126,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       ? {}
       : { concurrencyPerOrigin: o.webhookConcurrencyPerOrigin }),
     onAttempt: (a) => metrics.observeDelivery(a),
+    logger: logger.child({ component: "webhook" }),
   });
   scheduler.handleOther(webhook.handler, { fairShare: webhook.fairShare });
   metrics.watch(scheduler);
@@ -136,7 +136,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       : await loadMcpHandler(
           {
             scheduler,
-            checkWebhook: mcpWebhookCheck(o.allowPrivateTargets ?? false),
+            allowPrivateTargets: o.allowPrivateTargets ?? false,
             ...(scheduler.options.maxPastMs === null
               ? {}
               : { maxPastMs: scheduler.options.maxPastMs }),

@@ -358,7 +358,7 @@ describe("duetime mcp process", () => {
         webhook_url: "ftp://example.com/x",
       });
       expect(bad.text).toBe(
-        'webhook_url: expected an http:// or https:// URL, received "ftp://example.com/x"',
+        'webhook_url: expected an http(s) URL such as https://example.com/hook, received "ftp://example.com/x"',
       );
       // Another round trip: had this process been firing, the due task would be claimed now.
       await call(r.client, "task_list", {});

@@ -14,8 +14,8 @@ export type McpHttpHandler = (
 /** What the service passes to createMcpHttpHandler. */
 export interface McpMountOptions {
   readonly scheduler: Scheduler;
-  /** The service's webhook target rules (private hosts, reserved headers). */
-  readonly checkWebhook: (url: string, headers: Readonly<Record<string, string>> | null) => void;
+  /** Accept private, loopback and link-local webhook targets (--allow-private-targets). */
+  readonly allowPrivateTargets: boolean;
   readonly maxPastMs?: number;
   readonly version?: string;
 }

@@ -8,7 +8,10 @@ import {
   RetryLaterError,
 } from "../../engine/handler-errors.js";
 import { InvalidOptionError } from "../../core/errors.js";
-import { guardedLookup, literalAddressRefusal, PrivateAddressError } from "./address-guard.js";
+import type { LookupFunction } from "node:net";
+import type { Logger } from "../../engine/logger.js";
+import { guardedLookup, PrivateAddressError } from "./address-guard.js";
+import { deliverableTarget } from "./target.js";
 import {
   ATTEMPT_HEADER,
   JOB_ID_HEADER,
@@ -44,6 +47,16 @@ export interface WebhookOptions {
   readonly concurrencyPerOrigin?: number;
   /** Told about every attempt (metrics). */
   readonly onAttempt?: (a: DeliveryAttempt) => void;
+  /**
+   * Where refused deliveries are logged with the internal address they resolved to (the
+   * job's lastError names only its host). Default: not logged.
+   */
+  readonly logger?: Logger;
+  /**
+   * Resolves target names, dns.lookup-compatible (called with `all: true`). Default
+   * dns.lookup. Tests resolve names to chosen addresses with it, without DNS.
+   */
+  readonly lookup?: LookupFunction;
   /** Clock for the signature timestamp, epoch ms. Default Date.now. */
   readonly now?: () => number;
 }
@@ -67,20 +80,6 @@ export interface WebhookBody {
   readonly attempt: number;
   readonly payload: unknown;
 }
-
-/** Headers the service sets itself; a job's own headers may not replace them. */
-export const RESERVED_HEADERS: readonly string[] = [
-  "content-type",
-  "content-length",
-  "host",
-  "connection",
-  "transfer-encoding",
-  "user-agent",
-  SIGNATURE_HEADER,
-  TIMESTAMP_HEADER,
-  JOB_ID_HEADER,
-  ATTEMPT_HEADER,
-];
 
 export interface WebhookDelivery {
   /** The scheduler handler for URL targets (`scheduler.handleOther`). */
@@ -115,18 +114,49 @@ export function createWebhookDelivery(options: WebhookOptions): WebhookDelivery 
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
     connectTimeout: timeoutMs,
-    connect: allowPrivate ? {} : { lookup: guardedLookup },
+    connect: allowPrivate
+      ? options.lookup === undefined
+        ? {}
+        : { lookup: options.lookup }
+      : { lookup: guardedLookup(options.lookup) },
   });
   const report = (a: DeliveryAttempt): void => options.onAttempt?.(a);
+  /** A refusal: the job reads only its own host; the address goes to the server log. */
+  const refuse = (job: Job, refused: PrivateAddressError, durationMs: number): never => {
+    report({ outcome: "refused", status: null, durationMs });
+    options.logger?.warn(
+      {
+        id: job.id,
+        tenant: job.tenant,
+        host: refused.hostname,
+        address: refused.address,
+        range: refused.range,
+      },
+      "webhook delivery refused: the target resolves to an internal address",
+    );
+    throw new PermanentJobError(refused.message);
+  };
 
   const handler: Handler = async (job: Job, ctx: HandlerContext) => {
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
-    const url = targetUrl(job, allowPrivate, report);
+    const target = deliverableTarget(job, allowPrivate);
+    if ("kind" in target) {
+      if (target.kind === "refused") return refuse(job, target.error, 0);
+      report({ outcome: "permanent", status: null, durationMs: 0 });
+      throw new PermanentJobError(target.message);
+    }
+    const url = target.url;
     const secret = await signingSecret(options, job.tenant, () =>
       report({ outcome: "unavailable", status: null, durationMs: elapsed() }),
     );
-    const { body, headers } = signedRequest(job, ctx.attempt, secret, Math.floor(now() / 1000));
+    const { body, headers } = signedRequest(
+      job,
+      target.headers,
+      ctx.attempt,
+      secret,
+      Math.floor(now() / 1000),
+    );
     // the engine's signal: the handler timeout (from the attempt's start) or a hard stop
     const signal = ctx.signal;
     let res: Awaited<ReturnType<typeof request>>;
@@ -141,10 +171,7 @@ export function createWebhookDelivery(options: WebhookOptions): WebhookDelivery 
       });
     } catch (err) {
       const refused = findPrivateAddressError(err);
-      if (refused) {
-        report({ outcome: "refused", status: null, durationMs: elapsed() });
-        throw new PermanentJobError(refused.message);
-      }
+      if (refused) return refuse(job, refused, elapsed());
       report({ outcome: "retry", status: null, durationMs: elapsed() });
       const why = signal.aborted
         ? `aborted: ${describeAbort(signal.reason)}`
@@ -195,26 +222,6 @@ function positiveInt(value: number | undefined, name: string, dflt: number): num
   return value;
 }
 
-/** The job's target as a URL, or a permanent failure (not http(s), or a private literal). */
-function targetUrl(job: Job, allowPrivate: boolean, report: (a: DeliveryAttempt) => void): URL {
-  let url: URL;
-  try {
-    url = new URL(job.target);
-  } catch {
-    url = new URL("invalid:");
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    report({ outcome: "permanent", status: null, durationMs: 0 });
-    throw new PermanentJobError(`target ${JSON.stringify(job.target)} is not an http(s) URL`);
-  }
-  const refusal = allowPrivate ? null : literalAddressRefusal(url);
-  if (refusal) {
-    report({ outcome: "refused", status: null, durationMs: 0 });
-    throw new PermanentJobError(refusal.message);
-  }
-  return url;
-}
-
 /**
  * The tenant's secret, or an InfrastructureError: a secret that cannot be read (its
  * database is down) says nothing about the webhook, so it must not spend an attempt nor
@@ -239,6 +246,7 @@ async function signingSecret(
 /** The body and headers of one attempt, signed with the tenant's secret. */
 function signedRequest(
   job: Job,
+  jobHeaders: Readonly<Record<string, string>>,
   attempt: number,
   secret: string,
   timestamp: number,
@@ -254,7 +262,7 @@ function signedRequest(
   return {
     body,
     headers: {
-      ...jobHeaders(job),
+      ...jobHeaders,
       "content-type": "application/json",
       "user-agent": "duetime-webhook/1",
       [JOB_ID_HEADER]: job.id,
@@ -263,18 +271,6 @@ function signedRequest(
       [SIGNATURE_HEADER]: signatureHeader(secret, timestamp, body),
     },
   };
-}
-
-function jobHeaders(job: Job): Record<string, string> {
-  const raw = job.targetOptions?.headers;
-  const out: Record<string, string> = {};
-  if (typeof raw !== "object" || raw === null) return out;
-  for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
-    if (typeof value === "string" && !RESERVED_HEADERS.includes(name.toLowerCase())) {
-      out[name] = value;
-    }
-  }
-  return out;
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {
