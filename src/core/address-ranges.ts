@@ -30,13 +30,22 @@ export function internalRange(address: string): string | null {
   const text = zone === -1 ? address : address.slice(0, zone); // fe80::1%eth0: the zone is local
   const family = isIP(text);
   if (family === 4) return v4Range(ipaddr.IPv4.parse(text));
-  if (family === 6) return v6Range(ipaddr.IPv6.parse(text));
+  if (family === 6) return v6Range(ipaddr.IPv6.parse(canonicalIPv6(text)));
   return "not an IP address";
 }
 
 /** True when `address` is not a public unicast address (see internalRange). */
 export function isPrivateAddress(address: string): boolean {
   return internalRange(address) !== null;
+}
+
+/**
+ * IPv6 text in its canonical hex form (RFC 5952, by the WHATWG URL parser): ipaddr.js reads
+ * a dotted suffix as IPv4-mapped whatever precedes it ("::127.0.0.1" as "::ffff:7f00:1"),
+ * which would judge an IPv4-compatible address by the wrong block.
+ */
+function canonicalIPv6(text: string): string {
+  return text.includes(".") ? new URL(`http://[${text}]/`).hostname.slice(1, -1) : text;
 }
 
 function v4Range(ip: ipaddr.IPv4): string | null {
