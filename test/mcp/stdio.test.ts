@@ -360,11 +360,29 @@ describe("duetime mcp process", () => {
       expect(bad.text).toBe(
         'webhook_url: expected an http(s) URL such as https://example.com/hook, received "ftp://example.com/x"',
       );
+      // The one webhook-target policy applies here too: a private host needs the flag.
+      const internal = await call(r.client, "task_create", {
+        description: "x",
+        scheduled_at: "in 1h",
+        webhook_url: "http://[2002:7f00:1::]:8080/hook",
+      });
+      expect(internal.text).toMatch(/^webhook_url: expected a URL of a public host/);
       // Another round trip: had this process been firing, the due task would be claimed now.
       await call(r.client, "task_list", {});
       expect((await callTask(r.client, "task_status", { id: hook.id })).status).toBe("pending");
     } finally {
       await r.client.close();
+    }
+    const open = await startMcp(["--db", other.db, "--no-fire", "--allow-private-targets"]);
+    try {
+      const local = await callTask(open.client, "task.create", {
+        description: "to the receiver next door",
+        scheduled_at: "in 1h",
+        webhook_url: "http://127.0.0.1:8080/hook",
+      });
+      expect(local).toMatchObject({ kind: "webhook", webhook_url: "http://127.0.0.1:8080/hook" });
+    } finally {
+      await open.client.close();
       other.cleanup();
     }
   });

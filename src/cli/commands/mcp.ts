@@ -8,6 +8,7 @@ import { action, openScheduler, parseIntFlag, resolveDb, type GlobalOptions } fr
 interface McpOptions {
   tenant: string;
   fire: boolean;
+  allowPrivateTargets: boolean;
   toolNames: string;
   stopTimeout: string;
 }
@@ -25,6 +26,12 @@ export function registerMcp(program: Command): void {
     .option(
       "--no-fire",
       "do not fire jobs here (another `duetime serve` fires this database); allows webhooks",
+    )
+    .option(
+      "--allow-private-targets",
+      "with --no-fire: accept webhook_url hosts on private, loopback and link-local addresses " +
+        "(as the `duetime serve --allow-private-targets` that delivers them)",
+      false,
     )
     .option("--tool-names <style>", 'tool names "dotted" (task.create) or "underscore"', "dotted")
     .option("--stop-timeout <ms>", "how long a stop waits for running handlers", "5000")
@@ -58,6 +65,7 @@ fires reminders). The process exits 0 when stdin closes or on SIGINT/SIGTERM.`,
           scheduler,
           tenant,
           webhooks: !o.fire,
+          allowPrivateTargets: o.allowPrivateTargets,
           toolNameSeparator: o.toolNames === "underscore" ? "_" : ".",
           version: cmd.parent?.version() ?? "0.0.0",
         });
