@@ -151,6 +151,8 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   const clock = o.scheduler.options.clock;
   const readiness = new ReadinessProbe(
     async () => {
+      // After a write refused for lack of space, one small write says whether space is back.
+      await o.storage?.recheck(clock.now());
       await o.scheduler.get("00000000000000000000000000");
     },
     o.readinessCacheMs ?? 1000,

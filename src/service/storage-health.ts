@@ -17,15 +17,16 @@ const CHANGED: Partial<Record<keyof Store, (result: never) => boolean>> = {
   leasesExpire: (r: Awaited<ReturnType<Store["leasesExpire"]>>) => r.requeued + r.dead > 0,
   historyPurge: (r: Awaited<ReturnType<Store["historyPurge"]>>) => r > 0,
   bucketsStage: (r: Awaited<ReturnType<Store["bucketsStage"]>>) => r.rows > 0,
+  storageProbe: () => true,
 };
 
 /**
  * Whether the store's storage is full, as its answers show it: any call that fails with a
  * StorageFullError marks it full, and the next write that changed something (a job stored,
- * claimed, settled, moved, purged) marks it fine again. Nothing is probed: the engine's own
- * claims and settlements and the clients' creates are the writes that find out. `/readyz`
- * answers not-ready while it is full; `/metrics` shows it (`duetime_storage_full`,
- * `duetime_storage_full_errors_total`).
+ * claimed, settled, moved, purged, or the store's storage probe) marks it fine again. The
+ * readiness probe calls `recheck`, so a node that gets no traffic while it is not ready
+ * still finds out that space is back. `/readyz` answers not-ready while it is full;
+ * `/metrics` shows it (`duetime_storage_full`, `duetime_storage_full_errors_total`).
  */
 export class StorageHealth {
   private fullSince: number | null = null;
@@ -33,7 +34,19 @@ export class StorageHealth {
   private errors = 0;
   private refused: client.Counter | null = null;
 
+  private watched: Store | null = null;
+
   constructor(private readonly now: () => number = Date.now) {}
+
+  /**
+   * While full, tries the watched store's storage probe (one small write of its own): its
+   * success marks storage fine again; while space is still missing it rejects with the
+   * StorageFullError. Does nothing when storage is not full or the store has no probe.
+   */
+  async recheck(now: number): Promise<void> {
+    if (this.fullSince === null || !this.watched?.storageProbe) return;
+    await this.watched.storageProbe({ now });
+  }
 
   /** True from a write refused for lack of space until a write succeeds again. */
   get full(): boolean {
@@ -48,7 +61,7 @@ export class StorageHealth {
 
   /** The store as is, every call watched for StorageFullError and for writes that succeed. */
   watch(store: Store): Store {
-    return new Proxy(store, {
+    const watched = new Proxy(store, {
       get: (target, prop) => {
         const value: unknown = Reflect.get(target, prop, target);
         if (typeof value !== "function") return value;
@@ -71,6 +84,8 @@ export class StorageHealth {
         };
       },
     });
+    this.watched = watched;
+    return watched;
   }
 
   /** The gauge and the counter of this state, in `registry`. */

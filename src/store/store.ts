@@ -107,6 +107,13 @@ export interface Store {
   clockRead?(): Promise<number>;
 
   /**
+   * Optional: after a StorageFullError, whether storage takes writes again, learnt without
+   * waiting for the next job write (SQLite: the free space of the file's filesystem). Resolves
+   * when it does; throws StorageFullError while it does not.
+   */
+  storageProbe?(params: { now: number }): Promise<void>;
+
+  /**
    * Optional: calls `listener` when another writer schedules a job that may be due earlier
    * than what this process knows about (PostgreSQL LISTEN/NOTIFY). Returns an unsubscribe.
    */

@@ -34,7 +34,8 @@ function metric(text: string, name: string): number {
 describe.skipIf(!mountable())("disk full (a real SQLite file on a small tmpfs)", () => {
   it("answers 507, reports not-ready and a metric, writes nothing, and resumes once space is back", async () => {
     disk = mountSmallDisk(4);
-    t = await startTestService({ db: join(disk.path, "jobs.db") });
+    // readiness re-probed on every request (no cache), so the test sees each change at once
+    t = await startTestService({ db: join(disk.path, "jobs.db"), readinessCacheMs: 1 });
     expect((await t.api("POST", "/v1/jobs", { body: bigJob(0) })).status).toBe(201);
     expect(disk.fill()).toBeGreaterThan(0);
 
@@ -82,9 +83,10 @@ describe.skipIf(!mountable())("disk full (a real SQLite file on a small tmpfs)",
     expect(list.body.jobs).toHaveLength(stored);
 
     disk.free();
+    // Readiness comes back by itself (its probe writes one row), before any create.
+    expect((await t.api("GET", "/readyz", { key: null })).status).toBe(200);
     const again = await t.api("POST", "/v1/jobs", { body: bigJob(2000) });
     expect(again.status).toBe(201);
-    expect((await t.api("GET", "/readyz", { key: null })).status).toBe(200);
     const after = (await t.api("GET", "/metrics", { key: null })).body as string;
     expect(metric(after, "duetime_storage_full")).toBe(0);
     expect((await t.api("GET", "/v1/jobs?limit=1000")).body.jobs).toHaveLength(stored + 1);

@@ -21,10 +21,11 @@ export function healthRoutes(
 
   app.get("/readyz", async (_request, reply) => {
     if (o.isStopping()) return reply.code(503).send({ status: "stopping" });
-    // A store that answers reads but refuses writes for lack of space is not ready.
+    const r = await o.readiness.check();
+    // A store that answers reads but refuses writes for lack of space is not ready (the
+    // probe above has just tried a write if it was full).
     const full = o.storage?.problem();
     if (full) return reply.code(503).send({ status: "unavailable", error: full });
-    const r = await o.readiness.check();
     if (r.ready) return { status: "ready" };
     return reply.code(503).send({ status: "unavailable", error: r.error });
   });

@@ -1,7 +1,9 @@
 import type Database from "better-sqlite3";
+import { statfsSync } from "node:fs";
+import { dirname } from "node:path";
 import type { Job, JobStatus, NewJob } from "../../core/job.js";
 import { JOB_STATUSES } from "../../core/job.js";
-import { InvalidOptionError } from "../../core/errors.js";
+import { InvalidOptionError, StorageFullError } from "../../core/errors.js";
 import type {
   BucketCount,
   CancelResult,
@@ -26,6 +28,9 @@ import { asClaimed, CounterDeltas, rowSeq, rowToJob, type JobTuple } from "./row
 import { expireLeases, settleJobs } from "./settle.js";
 import { stageBuckets } from "./staging.js";
 import { RAW_JOB_STATEMENTS, SQL } from "./statements.js";
+
+/** Free bytes beside the file that storageProbe takes as "space is back": 1 MiB. */
+const STORAGE_PROBE_MIN_FREE = 1 << 20;
 
 /** Options of the SQLite store. */
 export interface SqliteStoreOptions {
@@ -64,6 +69,7 @@ export class SqliteStore implements Store {
   private readonly s: Statements;
   private readonly ctx: SqliteContext;
   private readonly checkpointer: Checkpointer | null;
+  private readonly path: string;
 
   constructor(options: SqliteStoreOptions) {
     if (typeof options.path !== "string" || options.path === "") {
@@ -82,6 +88,7 @@ export class SqliteStore implements Store {
       throw new InvalidOptionError("backgroundCheckpoints", "true or false", bg);
     }
     const background = bg ?? options.path !== ":memory:";
+    this.path = options.path;
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     const opened = openDatabase({
       path: options.path,
@@ -217,6 +224,23 @@ export class SqliteStore implements Store {
     return this.ctx.write("expiring leases", () =>
       expireLeases(this.ctx, params.now, params.limit),
     );
+  }
+
+  /** Rewrites the meta row `storage_probe` (one page in the WAL), in a write transaction. */
+  /**
+   * Free space of the file's filesystem, at least STORAGE_PROBE_MIN_FREE bytes: a small
+   * test write would prove nothing, since SQLite commits small transactions into free
+   * pages and the WAL's reused space on a disk that refuses a larger one.
+   */
+  async storageProbe(_params: { now: number }): Promise<void> {
+    if (this.path === ":memory:") return;
+    const fs = statfsSync(dirname(this.path));
+    const free = fs.bavail * fs.bsize;
+    if (free < STORAGE_PROBE_MIN_FREE) {
+      throw new StorageFullError(
+        `probing storage (${Math.floor(free / 1024)} KiB free beside the database file, ${STORAGE_PROBE_MIN_FREE / 1024} KiB wanted)`,
+      );
+    }
   }
 
   async jobsNextDue(_params: { now: number }): Promise<NextDue> {
