@@ -7,7 +7,7 @@ import Fastify, {
 } from "fastify";
 import type { Scheduler } from "../api/scheduler.js";
 import type { EventStreamOptions } from "../dashboard/events.js";
-import { InvalidOptionError } from "../core/errors.js";
+import { Described, InvalidOptionError } from "../core/errors.js";
 import { acceptJsonBodiesOnly } from "../http/json-bodies.js";
 import { clientErrorHandler, type ClientErrorLimits } from "../http/node-client-errors.js";
 import {
@@ -16,7 +16,7 @@ import {
   validateCorsOrigins,
 } from "../http/security-headers.js";
 import { BearerGate, bearerAuth } from "./auth.js";
-import { ApiError, installErrorHandlers } from "./http-errors.js";
+import { ApiError, installErrorHandlers, sendError } from "./http-errors.js";
 import type { KeyStore } from "./keys.js";
 import type { ServiceMetrics } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
@@ -88,7 +88,8 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     // The default JSON parser refuses __proto__ and constructor.prototype keys (400).
     onProtoPoisoning: "error",
     onConstructorPoisoning: "error",
-    return503OnClosing: true,
+    // Requests that still arrive while closing are answered 503 below, in the one shape.
+    return503OnClosing: false,
     forceCloseConnections: "idle",
     // A slow client (a body that never ends, headers sent a byte at a time) is cut off; Node
     // checks its timers every connectionsCheckingInterval, so that follows the timeouts.
@@ -126,6 +127,7 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     },
   });
   await securityHeaders(app, o.corsOrigins ? { corsOrigins: o.corsOrigins } : {});
+  answerWhileClosing(app);
   installErrorHandlers(app);
   acceptJsonBodiesOnly(app);
 
@@ -228,4 +230,31 @@ export function checkEdgeOptions(
 /** "METHOD /path" of every route the app registered (HEAD excluded). */
 export function routesOf(app: FastifyInstance): string[] {
   return [...((app as unknown as { duetimeRoutes: string[] }).duetimeRoutes ?? [])];
+}
+
+/**
+ * While the server closes, a request that still arrives on a connection that was busy
+ * (pipelined, or sent on a keep-alive connection mid-drain) is answered 503 at once, as
+ * fastify's return503OnClosing would, but in the one error shape; fastify has already set
+ * `Connection: close` on it. Requests already past this hook finish normally.
+ */
+function answerWhileClosing(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onRequest", async (_request, reply) => {
+    if (!closing) return;
+    return sendError(
+      reply,
+      new ApiError(
+        503,
+        "unavailable",
+        "request",
+        "a server that is not shutting down",
+        new Described("a request during shutdown"),
+        "the server is shutting down: retry on another instance or after it restarts",
+      ),
+    );
+  });
 }

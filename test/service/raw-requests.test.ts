@@ -162,3 +162,75 @@ describe("requests Node's HTTP parser or its timers reject (raw sockets)", () =>
     abort.abort();
   });
 });
+
+/** Every final HTTP/1.1 response in `text`, in order (bodies delimited by Content-Length). */
+function responsesIn(text: string): Omit<RawAnswer, "closedAfterMs">[] {
+  const out = [];
+  let rest = text;
+  while (rest.includes("\r\n\r\n")) {
+    const end = rest.indexOf("\r\n\r\n");
+    const [statusLine = "", ...lines] = rest.slice(0, end).split("\r\n");
+    const headers: Record<string, string> = {};
+    for (const l of lines) {
+      const i = l.indexOf(":");
+      headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
+    }
+    const status = Number(statusLine.split(" ")[1]);
+    const length = Number(headers["content-length"] ?? 0);
+    const body = rest.slice(end + 4, end + 4 + length);
+    // Interim answers (100 Continue) have no body and are not the request's answer.
+    if (status >= 200) out.push({ status, headers, body: JSON.parse(body) });
+    rest = rest.slice(end + 4 + length);
+  }
+  return out;
+}
+
+describe("a request that arrives while the server closes", () => {
+  it("is answered 503 in the JSON error shape (not fastify's own body), and the one in flight finishes", async () => {
+    const t = await startTestService();
+    try {
+      const { hostname, port } = new URL(t.svc.url);
+      const socket = connect({ host: hostname, port: Number(port) });
+      const chunks: Buffer[] = [];
+      socket.on("data", (c: Buffer) => chunks.push(c));
+      const closed = new Promise<void>((r) => socket.on("close", () => r()));
+      await new Promise<void>((r) => socket.once("connect", () => r()));
+      const body = JSON.stringify({ delayMs: 3_600_000, target: "http://127.0.0.1:9/x" });
+      // A request in flight (its body half sent) keeps this connection busy through the close;
+      // Node's "100 Continue" says the server has taken it in, before the close begins.
+      socket.write(
+        "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+          `Authorization: Bearer ${t.acme.key}\r\nExpect: 100-continue\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n` +
+          body.slice(0, 10),
+      );
+      while (!Buffer.concat(chunks).toString().includes("100 Continue")) {
+        await new Promise((r) => setImmediate(r));
+      }
+      const closing = t.svc.close();
+      // The listener stops once fastify's preClose hooks have run.
+      while (t.svc.app.server.listening) await new Promise((r) => setImmediate(r));
+      socket.write(
+        body.slice(10) +
+          `GET /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${t.acme.key}\r\n\r\n`,
+      );
+      await closed;
+      await closing;
+      const [first, second] = responsesIn(Buffer.concat(chunks).toString("utf8"));
+      expect(first?.status).toBe(201);
+      expect(second?.status).toBe(503);
+      expect(second?.headers.connection).toBe("close");
+      expect(second?.body).toEqual({
+        error: {
+          code: "unavailable",
+          field: "request",
+          expected: "a server that is not shutting down",
+          received: "a request during shutdown",
+          message: expect.stringContaining("shutting down"),
+        },
+      });
+    } finally {
+      await t.close();
+    }
+  });
+});
