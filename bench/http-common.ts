@@ -37,7 +37,7 @@ export function httpSizes(env: NodeJS.ProcessEnv = process.env): HttpSizes {
       webhookJobs: 300,
       webhookWindowMs: 1000,
       burstJobs: 500,
-      fairSlowJobs: 400,
+      fairSlowJobs: 500,
       fairSlowMs: 1000,
       fairFastJobs: 10,
     };

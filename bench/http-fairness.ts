@@ -108,14 +108,14 @@ function lateness(arrivals: readonly Arrival[]): number[] {
 
 export async function httpFairness(sizes: HttpSizes = httpSizes()): Promise<BenchResult> {
   const slowMs = sizes.fairSlowMs;
-  // Scaled from the issue's 9 s receiver, 10 s timeout and 60 s lease: the webhook timeout
-  // twice the receiver's time (room for a loaded machine: a timeout would be a retry and so
-  // a duplicate), the handler timeout above that, and a lease shorter than a's drain (jobs /
-  // per-origin concurrency x receiver time), so a's jobs wait in memory longer than a lease.
+  // Scaled from the issue's scenario (9 s receiver, 10 s webhook timeout, the default 30 s
+  // handler timeout and 60 s lease): the webhook timeout twice the receiver's time (room for
+  // a loaded machine: a timeout is a retry and so a duplicate), handler timeout and lease in
+  // the defaults' 1:2 ratio, the lease still far shorter than a's drain (jobs / per-origin
+  // concurrency x receiver time), so a's jobs wait in memory longer than a lease.
   const webhookTimeoutMs = slowMs * 2;
-  const handlerTimeoutMs = webhookTimeoutMs + 500;
-  // the least the scheduler accepts is handlerTimeoutMs + horizonMs (1000)
-  const leaseMs = handlerTimeoutMs + 1500;
+  const handlerTimeoutMs = slowMs * 3;
+  const leaseMs = handlerTimeoutMs * 2;
   const drainBoundMs = Math.ceil(sizes.fairSlowJobs / PER_ORIGIN) * slowMs;
   const slow = await startRecorder(slowMs);
   const fast = await startRecorder(0);
@@ -168,6 +168,10 @@ export async function httpFairness(sizes: HttpSizes = httpSizes()): Promise<Benc
     const aSpanMs = Math.max(0, ...slow.arrivals.map((x) => x.at + slowMs)) - t0;
     const doneB = await drained(server, "b", 30_000);
     const late = lateness(fast.arrivals);
+    const slowest = fast.arrivals.reduce<Arrival | null>(
+      (w, x) => (w === null || x.at - x.dueAt > w.at - w.dueAt ? x : w),
+      null,
+    );
     const [a, b] = [await tenantStats(server, "a"), await tenantStats(server, "b")];
     const dead = (a.counts.dead ?? 0) + (b.counts.dead ?? 0);
     const dupes = slow.duplicates() + fast.duplicates();
@@ -238,6 +242,7 @@ export async function httpFairness(sizes: HttpSizes = httpSizes()): Promise<Benc
       ],
       notes: [
         `Scaled from the issue's scenario (receiver 9 s, webhook timeout 10 s, lease 60 s): receiver ${slowMs} ms, webhook timeout ${webhookTimeoutMs} ms, handler timeout ${handlerTimeoutMs} ms, lease ${leaseMs} ms, shorter than a's ~${fmt(drainBoundMs / 1000, 1)} s drain, so a's jobs wait in memory longer than a lease (they are given back and claimed again).`,
+        `b's latest job was due ${slowest === null ? "-" : fmt((slowest.dueAt - tb) / 1000, 1)} s into the run (its first job at 0 s).`,
         "b's first job is due 250 ms after b's create request is sent (just as a's batch starts delivering), the others spread over a's drain; lateness is arrival at the receiver minus due time.",
         `Concurrency ${CONCURRENCY} (tenantConcurrency ${CONCURRENCY - CONCURRENCY / 10}), ${PER_ORIGIN} per tenant and origin, ${PER_ORIGIN} connections per origin; SQLite; both receivers on 127.0.0.1.`,
       ],
