@@ -23,6 +23,8 @@ import {
 /** The service's default per-origin concurrency (webhookConcurrencyPerOrigin). */
 const PER_ORIGIN = 64;
 const CONCURRENCY = 100;
+/** How long after b's create request is sent its first job is due, ms. */
+const B_LEAD_MS = 1000;
 
 interface Arrival {
   id: string;
@@ -152,9 +154,11 @@ export async function httpFairness(sizes: HttpSizes = httpSizes()): Promise<Benc
       "a",
       Array.from({ length: sizes.fairSlowJobs }, () => ({ dueAt: now, target: slow.url })),
     );
-    // b's first job is due right after b asks (a's batch is in and starting): 250 ms ahead,
-    // so the create request's own latency on the busy server is not counted as lateness
-    const tb = Date.now() + 250;
+    // b's first job is due shortly after b asks, once a's batch is in and delivering:
+    // B_LEAD_MS ahead, so the create request's own latency on the busy server (printed) is
+    // not counted as lateness
+    const asked = Date.now();
+    const tb = asked + B_LEAD_MS;
     await create(
       server,
       "b",
@@ -163,6 +167,7 @@ export async function httpFairness(sizes: HttpSizes = httpSizes()): Promise<Benc
         target: fast.url,
       })),
     );
+    const bCreateMs = Date.now() - asked;
     const budget = drainBoundMs * 3 + 30_000;
     const doneA = await drained(server, "a", budget);
     const aSpanMs = Math.max(0, ...slow.arrivals.map((x) => x.at + slowMs)) - t0;
@@ -243,7 +248,7 @@ export async function httpFairness(sizes: HttpSizes = httpSizes()): Promise<Benc
       notes: [
         `Scaled from the issue's scenario (receiver 9 s, webhook timeout 10 s, lease 60 s): receiver ${slowMs} ms, webhook timeout ${webhookTimeoutMs} ms, handler timeout ${handlerTimeoutMs} ms, lease ${leaseMs} ms, shorter than a's ~${fmt(drainBoundMs / 1000, 1)} s drain, so a's jobs wait in memory longer than a lease (they are given back and claimed again).`,
         `b's latest job was due ${slowest === null ? "-" : fmt((slowest.dueAt - tb) / 1000, 1)} s into the run (its first job at 0 s).`,
-        "b's first job is due 250 ms after b's create request is sent (just as a's batch starts delivering), the others spread over a's drain; lateness is arrival at the receiver minus due time.",
+        `b's first job is due ${B_LEAD_MS} ms after b's create request is sent (a's batch is then starting to deliver; b's create took ${bCreateMs} ms), the others spread over a's drain; lateness is arrival at the receiver minus due time.`,
         `Concurrency ${CONCURRENCY} (tenantConcurrency ${CONCURRENCY - CONCURRENCY / 10}), ${PER_ORIGIN} per tenant and origin, ${PER_ORIGIN} connections per origin; SQLite; both receivers on 127.0.0.1.`,
       ],
     };
