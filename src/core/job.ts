@@ -10,6 +10,7 @@
  *   |   claim |  |   \ reschedule (stays pending, new due time)
  *   |         v  |
  *   |      claimed --- lease expired / handler threw, attempts left ---> pending
+ *   |       |  |  \--- unstarted at stop / holder died and restarted ---> pending (attempt given back)
  *   |       |  |  \
  *   |  ok   |  |   \ too late (now - dueAt > expireAfterMs)
  *   |       v  |    v

@@ -104,6 +104,8 @@ export class Dispatcher {
   /** Attempts finished whose settlement is not yet recorded and reported. */
   private settling = 0;
   private pumping = false;
+  /** False once stopping: queued jobs stay queued (to be handed back), nothing new starts. */
+  private starting = true;
   private readonly idleWaiters: (() => void)[] = [];
   private readonly stopController = new AbortController();
   /** Handlers running now, checked for timeouts by one sweep timer (not a timer per job). */
@@ -129,6 +131,19 @@ export class Dispatcher {
     this.armSweep();
   }
 
+  /**
+   * Stops starting jobs (stopping): from now on a freed slot starts nothing, and
+   * `takeQueued()` hands back what waits. `resumeStarting()` undoes it.
+   */
+  stopStarting(): void {
+    this.starting = false;
+  }
+
+  resumeStarting(): void {
+    this.starting = true;
+    this.pump();
+  }
+
   /** Takes back jobs not yet started (to release their claims when stopping). */
   takeQueued(): Job[] {
     return this.queue.drain();
@@ -148,7 +163,7 @@ export class Dispatcher {
   private pump(): void {
     // A job that finishes at once (expired, no handler) frees its slot inside this loop;
     // the loop picks that up instead of recursing once per job.
-    if (this.pumping) return;
+    if (this.pumping || !this.starting) return;
     this.pumping = true;
     try {
       while (this.running < this.d.concurrency) {

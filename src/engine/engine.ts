@@ -3,7 +3,9 @@ import type { NodeServices, Store } from "../store/store.js";
 import { ClockJumpDetector, type ClockJump } from "./clock-jumps.js";
 import { ClockSkewCheck } from "./clock-skew.js";
 import { Dispatcher, type DispatchOutcome, type Handler } from "./dispatcher.js";
+import type { Job } from "../core/job.js";
 import type { FairShare } from "./fair-queue.js";
+import { LeaseKeeper } from "./lease-keeper.js";
 import { LeaseSweeper } from "./lease-sweeper.js";
 import type { Logger } from "./logger.js";
 import type { ResolvedOptions } from "./options.js";
@@ -41,6 +43,7 @@ export class Engine {
   private readonly wheel: WheelDriver;
   private readonly watcher: Watcher;
   private readonly sweeper: LeaseSweeper;
+  private readonly keeper: LeaseKeeper;
   private readonly retention: Retention;
   readonly clockJumps: ClockJumpDetector;
   /** Null for a store without a clock of its own (SQLite: the same machine's). */
@@ -49,6 +52,8 @@ export class Engine {
   private node: NodeServices | null = null;
   private nodeStarting: Promise<void> | null = null;
   private started = false;
+  /** The first lease-keeper pass, which the watcher waits for (see start()). */
+  private keeperFirstPass: Promise<void> | null = null;
 
   constructor(deps: EngineDeps) {
     const o = deps.options;
@@ -67,11 +72,13 @@ export class Engine {
       concurrency: o.concurrency,
       tenantConcurrency: o.tenantConcurrency,
       handlerTimeoutMs: o.handlerTimeoutMs,
-      // Nothing renews a lease while its job waits or runs, so a job must start early
-      // enough to finish its handler timeout inside the lease it was claimed with. (A lease
-      // heartbeat that renews held claims would make this the last renewal's expiry.)
+      // The keeper renews every held claim, so a waiting job's lease ends at the last
+      // renewal's expiry (or its claim's, if later). A job is given back instead of started
+      // only once renewals have stopped (the database unreachable) and its lease is within
+      // one renewal interval (or a handler timeout, if shorter) of its end.
       startDeadline: (job) =>
-        job.leaseExpiresAt === null ? Infinity : job.leaseExpiresAt - o.handlerTimeoutMs,
+        Math.max(job.leaseExpiresAt ?? Infinity, this.keeper.renewedUntil) -
+        Math.min(o.handlerTimeoutMs, o.leaseRenewIntervalMs),
       backoff: { baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs },
       bucketWidthMs: this.store.bucketWidthMs,
       onOutcome: deps.onOutcome,
@@ -82,13 +89,25 @@ export class Engine {
     this.wheel = new WheelDriver(this.clock, (jobs) => {
       for (const j of jobs) this.dispatcher.submit(j);
     });
+    this.keeper = new LeaseKeeper({
+      store: this.store,
+      clock: this.clock,
+      logger: this.logger,
+      nodeName: o.nodeName,
+      owner: o.leaseOwner,
+      leaseMs: o.leaseMs,
+      renewIntervalMs: o.leaseRenewIntervalMs,
+      held: () => this.inFlight,
+      onReleased: () => this.watcher.wake(),
+    });
     this.watcher = new Watcher({
       store: this.store,
       clock: this.clock,
       logger: this.logger,
       options: o,
       held: () => this.inFlight,
-      onClaimed: (jobs) => this.wheel.add(jobs),
+      // A claim still running when stop() began hands its jobs straight back.
+      onClaimed: (jobs) => (this.started ? this.wheel.add(jobs) : void this.release(jobs)),
       shards: () => this.claimableShards(),
     });
     this.sweeper = new LeaseSweeper({
@@ -150,11 +169,12 @@ export class Engine {
   start(): void {
     if (this.started) return;
     this.started = true;
+    this.dispatcher.resumeStarting();
     // With an explicit `shards` option the caller runs the node services itself.
     if (this.store.nodeStart && !this.options.shards) {
       this.nodeStarting = this.store
         .nodeStart({
-          nodeId: this.options.nodeId,
+          nodeId: this.options.nodeName,
           onShardsChange: () => this.watcher.wake(),
           onError: (err) => this.logger.error({ err }, "node services error; carrying on"),
         })
@@ -167,7 +187,22 @@ export class Engine {
         );
     }
     this.unsubscribe = this.store.onEarlierDue?.((dueAt) => this.watcher.wakeFor(dueAt)) ?? null;
-    this.watcher.start();
+    // The claims a dead predecessor of this node left are the oldest due work: give them
+    // back before the watcher's first claim, so they fire first and not behind a batch of
+    // younger jobs. A failed pass only delays that; the keeper's loop retries it.
+    this.keeper.reset();
+    this.keeperFirstPass = this.keeper
+      .runOnce()
+      .then(
+        () => undefined,
+        (err: unknown) => this.logger.error({ err }, "first lease-keeper pass failed"),
+      )
+      .then(() => {
+        if (this.started) {
+          this.watcher.start();
+          this.keeper.start();
+        }
+      });
     this.sweeper.start();
     this.retention.start();
     this.clockJumps.start();
@@ -175,16 +210,22 @@ export class Engine {
   }
 
   /**
-   * Stops claiming, hands back claimed jobs that have not started (pending again, attempt
-   * not counted), waits up to `timeoutMs` for running handlers, then records their outcomes.
-   * Handlers still running after the timeout are aborted; their jobs come back when the
-   * lease runs out.
+   * Starts nothing new from the moment it is called: the timing wheel and the dispatcher's
+   * queue are emptied before anything is awaited, and their claims handed back (pending
+   * again, attempt not counted), as are the jobs of a claim that was still in flight. Then
+   * stops the loops, waits up to `timeoutMs` for running handlers (their leases renewed
+   * meanwhile) and records their outcomes. Handlers still running after the timeout are
+   * aborted; their jobs come back when their leases run out, or at once when this node
+   * name starts again.
    */
   async stop(opts: { timeoutMs?: number } = {}): Promise<void> {
     if (!this.started) return;
     this.started = false;
+    this.dispatcher.stopStarting();
+    const released = this.release([...this.wheel.drain(), ...this.dispatcher.takeQueued()]);
     this.unsubscribe?.();
     this.unsubscribe = null;
+    await this.keeperFirstPass;
     await Promise.all([
       this.watcher.stop(),
       this.sweeper.stop(),
@@ -192,19 +233,11 @@ export class Engine {
       this.clockJumps.stop(),
       this.clockSkew?.stop(),
     ]);
+    await released;
     await this.nodeStarting;
     await this.node?.stop();
     this.node = null;
     this.nodeStarting = null;
-    const unstarted = [...this.wheel.drain(), ...this.dispatcher.takeQueued()];
-    if (unstarted.length > 0) {
-      const now = this.clock.now();
-      await Promise.all(
-        unstarted.map((j) =>
-          this.settler.settle({ id: j.id, fence: j.fence, firedAt: now, outcome: "release" }),
-        ),
-      );
-    }
     const timeoutMs = opts.timeoutMs ?? 10_000;
     let timer: NodeJS.Timeout | undefined;
     const drained = await Promise.race([
@@ -218,7 +251,24 @@ export class Engine {
       this.logger.warn({ timeoutMs }, "handlers still running at stop; aborting them");
       this.dispatcher.abortRunning();
     }
+    await this.keeper.stop();
     await this.settler.flush();
+  }
+
+  /** Hands unstarted claims back: pending again at their due time, attempt not counted. */
+  private async release(jobs: readonly Job[]): Promise<void> {
+    if (jobs.length === 0) return;
+    const now = this.clock.now();
+    await Promise.all(
+      jobs.map((j) =>
+        this.settler.settle({ id: j.id, fence: j.fence, firedAt: now, outcome: "release" }),
+      ),
+    );
+  }
+
+  /** Renews held leases and gives back an earlier incarnation's abandoned claims, now. */
+  keepLeases(): ReturnType<LeaseKeeper["runOnce"]> {
+    return this.keeper.runOnce();
   }
 
   /** Runs one watcher pass now (tests and tools); returns what it did. */

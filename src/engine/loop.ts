@@ -38,10 +38,11 @@ export class ServiceLoop {
     return this.nextAt;
   }
 
-  start(): void {
+  /** Starts the loop; its first pass runs after `firstDelayMs` (default at once). */
+  start(firstDelayMs = 0): void {
     if (this.started) return;
     this.started = true;
-    this.schedule(0);
+    this.schedule(firstDelayMs);
   }
 
   async stop(): Promise<void> {

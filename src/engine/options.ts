@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import type { Clock } from "../core/clock.js";
 import { systemClock } from "../core/clock.js";
 import { InvalidOptionError } from "../core/errors.js";
@@ -14,7 +14,17 @@ export interface SchedulerOptions {
   readonly clock?: Clock;
   /** pino-compatible logger. Default: pino to stderr at level warn (DUETIME_LOG_LEVEL). */
   readonly logger?: Logger;
-  /** Lease owner name of this process. Default: hostname-pid-random. */
+  /**
+   * Stable name of this node, the same across its restarts: claims are leased to
+   * `<nodeName>/<incarnation>` (a fresh incarnation each start), so a restarted node knows
+   * the claims its dead predecessor held and gives them back at once instead of waiting
+   * for their leases (see docs/reliability.md). On PostgreSQL it is also the node's name in
+   * the shard leases, so a restart keeps its shards. Two live processes must not share a
+   * name. 1 to 150 characters, no "/" and no control characters. Default: the host name and
+   * a short hash of the store's location (`host-1a2b3c4d`).
+   */
+  readonly nodeName?: string;
+  /** @deprecated The old name of `nodeName`; used as `nodeName` when that is not given. */
   readonly nodeId?: string;
   /** Tenant of jobs scheduled without one. Default "default". */
   readonly defaultTenant?: string;
@@ -44,8 +54,19 @@ export interface SchedulerOptions {
    * other processes' writes (PostgreSQL LISTEN/NOTIFY).
    */
   readonly maxIdleMs?: number;
-  /** Lease of a claim: a job not acknowledged by then comes back. Default 60000. */
+  /**
+   * Lease of a claim: renewed every `leaseRenewIntervalMs` while this process holds the
+   * job (waiting in memory or running); a job whose holder stopped renewing comes back
+   * once it runs out. Default 15000.
+   */
   readonly leaseMs?: number;
+  /**
+   * How often the leases of held jobs are renewed (one statement for all of them), and how
+   * soon a restarted node gives back its dead predecessor's claims: those not renewed for
+   * 1.5 intervals. At most a third of `leaseMs`. Default 2000 (a third of `leaseMs` when
+   * that is shorter).
+   */
+  readonly leaseRenewIntervalMs?: number;
   /** A handler running longer than this fails its attempt (its AbortSignal fires). Default 30000. */
   readonly handlerTimeoutMs?: number;
   /** Default max attempts of a job. Default 3. */
@@ -54,7 +75,7 @@ export interface SchedulerOptions {
   readonly backoffBaseMs?: number;
   /** Cap on the retry delay. Default 3600000 (one hour). */
   readonly backoffMaxMs?: number;
-  /** How often expired leases are swept. Default 5000. */
+  /** How often expired leases are swept. Default 1000. */
   readonly leaseSweepIntervalMs?: number;
   /** How long finished jobs are kept. Default 604800000 (7 days). */
   readonly retentionMs?: number;
@@ -100,10 +121,12 @@ export interface SchedulerOptions {
 }
 
 export type ResolvedOptions = Readonly<
-  Required<Omit<SchedulerOptions, "shards" | "maxPastMs" | "admit">> & {
+  Required<Omit<SchedulerOptions, "shards" | "maxPastMs" | "admit" | "nodeId">> & {
     shards: (() => readonly number[] | undefined) | undefined;
     admit: SchedulerOptions["admit"];
     maxPastMs: number | null;
+    /** Lease owner of this start's claims: `<nodeName>/<incarnation>`. */
+    leaseOwner: string;
   }
 >;
 
@@ -117,7 +140,8 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
     store: o.store,
     clock: o.clock ?? systemClock(),
     logger: o.logger ?? defaultLogger(),
-    nodeId: o.nodeId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`,
+    nodeName: nodeName(o),
+    leaseOwner: "",
     defaultTenant: o.defaultTenant ?? "default",
     concurrency,
     tenantConcurrency: int(
@@ -134,12 +158,13 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
     // A store that announces earlier writes (PostgreSQL NOTIFY) needs the idle poll only as a
     // safety net: 30 s keeps an idle node to a handful of statements a minute.
     maxIdleMs: int(o.maxIdleMs, "maxIdleMs", o.store.onEarlierDue ? 30_000 : 1000, 1, 3_600_000),
-    leaseMs: int(o.leaseMs, "leaseMs", 60_000, 100, 86_400_000),
+    leaseMs: int(o.leaseMs, "leaseMs", 15_000, 300, 86_400_000),
+    leaseRenewIntervalMs: 0,
     handlerTimeoutMs: int(o.handlerTimeoutMs, "handlerTimeoutMs", 30_000, 1, 86_400_000),
     maxAttempts: int(o.maxAttempts, "maxAttempts", 3, 1, 1000),
     backoffBaseMs: int(o.backoffBaseMs, "backoffBaseMs", 1000, 0, 86_400_000),
     backoffMaxMs: int(o.backoffMaxMs, "backoffMaxMs", 3_600_000, 0, 30 * 86_400_000),
-    leaseSweepIntervalMs: int(o.leaseSweepIntervalMs, "leaseSweepIntervalMs", 5000, 10, 3_600_000),
+    leaseSweepIntervalMs: int(o.leaseSweepIntervalMs, "leaseSweepIntervalMs", 1000, 10, 3_600_000),
     retentionMs: int(o.retentionMs, "retentionMs", 7 * 86_400_000, 0, 3650 * 86_400_000),
     retentionIntervalMs: int(o.retentionIntervalMs, "retentionIntervalMs", 60_000, 10, 86_400_000),
     maxPayloadBytes: int(o.maxPayloadBytes, "maxPayloadBytes", 65_536, 2, 16 * 1024 * 1024),
@@ -168,14 +193,58 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
       r.stageAheadMs,
     );
   }
-  if (r.handlerTimeoutMs + r.horizonMs >= r.leaseMs) {
+  r.leaseRenewIntervalMs = int(
+    o.leaseRenewIntervalMs,
+    "leaseRenewIntervalMs",
+    Math.min(2000, Math.floor(r.leaseMs / 3)),
+    100,
+    28_800_000,
+  );
+  // Renewal, not the lease's length, keeps a long handler's claim: several renewals must
+  // fit in one lease, so a database hiccup that delays one or two does not lose it.
+  if (r.leaseRenewIntervalMs * 3 > r.leaseMs) {
     throw new InvalidOptionError(
-      "leaseMs",
-      `more than handlerTimeoutMs + horizonMs (${r.handlerTimeoutMs + r.horizonMs}) so a live claim never expires`,
-      r.leaseMs,
+      "leaseRenewIntervalMs",
+      `at most a third of leaseMs (${Math.floor(r.leaseMs / 3)})`,
+      r.leaseRenewIntervalMs,
     );
   }
+  r.leaseOwner = `${r.nodeName}/${incarnation()}`;
   return Object.freeze(r);
+}
+
+/**
+ * A fresh incarnation per start: the start time (base 36, so later starts sort after
+ * earlier ones) and a random suffix, so two starts in one millisecond still differ.
+ */
+function incarnation(): string {
+  return `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+}
+
+function nodeName(o: SchedulerOptions): string {
+  const given = o.nodeName ?? o.nodeId;
+  if (given === undefined) {
+    const where = createHash("sha256")
+      .update(o.store.location ?? o.store.kind)
+      .digest("hex")
+      .slice(0, 8);
+    return `${hostname()
+      .replace(/[/\p{Cc}]/gu, "_")
+      .slice(0, 140)}-${where}`;
+  }
+  if (
+    typeof given !== "string" ||
+    given.length === 0 ||
+    given.length > 150 ||
+    /[/\p{Cc}]/u.test(given)
+  ) {
+    throw new InvalidOptionError(
+      o.nodeName === undefined ? "nodeId" : "nodeName",
+      'a name of 1 to 150 characters without "/" or control characters',
+      given,
+    );
+  }
+  return given;
 }
 
 function int(value: unknown, name: string, dflt: number, min: number, max: number): number {

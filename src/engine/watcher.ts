@@ -97,7 +97,7 @@ export class Watcher {
         dueBefore: Math.min(now + o.horizonMs, (stage.unstagedFrom ?? Infinity) - 1),
         limit,
         leaseMs: o.leaseMs,
-        owner: o.nodeId,
+        owner: o.leaseOwner,
         ...(shards === undefined ? {} : { shards }),
       });
       claimed = jobs.length;

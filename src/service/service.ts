@@ -80,9 +80,10 @@ export interface RunningService {
   readonly keys: KeyStore;
   readonly metrics: ServiceMetrics;
   /**
-   * Graceful stop: /readyz turns 503, the HTTP server stops accepting and finishes its
-   * requests, the scheduler stops claiming, hands back unstarted claims and waits for
-   * running deliveries (up to stopTimeoutMs), then everything closes.
+   * Graceful stop: /readyz turns 503 and, at once, the scheduler starts nothing new and
+   * hands back unstarted claims while the HTTP server stops accepting and finishes its
+   * requests; the scheduler waits for running deliveries (up to stopTimeoutMs), then
+   * everything closes.
    */
   close(): Promise<void>;
 }
@@ -193,8 +194,10 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const close = (): Promise<void> => {
     closing ??= (async () => {
       stopping = true;
-      await app.close();
-      await scheduler.close({ timeoutMs: o.stopTimeoutMs ?? 15_000 });
+      // The scheduler stops starting deliveries now, not once the last HTTP request is done;
+      // the store closes only after both (those requests may still be using it).
+      await Promise.all([app.close(), scheduler.stop({ timeoutMs: o.stopTimeoutMs ?? 15_000 })]);
+      await scheduler.close();
       await Promise.allSettled([webhook.close(), keys.close()]);
       logger.info({}, "stopped");
       logger.flush?.();

@@ -13,6 +13,11 @@ export interface Store {
   readonly bucketWidthMs: number;
   /** Number of shards job ids hash into (fixed for the store's life). */
   readonly shardCount: number;
+  /**
+   * Where the data lives, without credentials (an absolute file path; host, database and
+   * schema): the scheduler's default node name is derived from it. Optional.
+   */
+  readonly location?: string;
 
   /** Applies pending migrations; idempotent. */
   migrate(): Promise<void>;
@@ -72,9 +77,31 @@ export interface Store {
 
   /**
    * Claimed jobs whose lease ran out before `now`: back to pending (same due time), or dead
-   * when no attempts are left. At most `limit` per call.
+   * when no attempts are left. At most `limit` per call. Stores that announce earlier due
+   * times (PostgreSQL) announce the requeued jobs, so whichever node owns them wakes.
    */
   leasesExpire(params: { now: number; limit: number }): Promise<LeaseExpiryResult>;
+
+  /**
+   * The lease heartbeat: extends the lease of every job claimed by `owner` to
+   * `now + leaseMs`, in one statement. Resolves to the number of claims renewed.
+   */
+  leasesRenew(params: { owner: string; now: number; leaseMs: number }): Promise<number>;
+
+  /**
+   * Gives back claims of an earlier incarnation of this node (lease owners starting with
+   * `ownerPrefix`, other than `exceptOwner`) whose lease expires at or before `expiresBy`,
+   * i.e. whose renewals have stopped: pending again at their due time, the attempt not
+   * counted, like a released claim. At most `limit` per call. Resolves to the number given
+   * back; stores that announce earlier due times (PostgreSQL) announce these too.
+   */
+  leasesReleaseStale(params: {
+    ownerPrefix: string;
+    exceptOwner: string;
+    expiresBy: number;
+    now: number;
+    limit: number;
+  }): Promise<number>;
 
   /**
    * What the watcher needs to decide how long to sleep: the earliest due time in the hot

@@ -377,6 +377,67 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       expect((await claim(T0 + 31_002)).map((j) => j.id)).toEqual([b!.id]);
     });
 
+    /** Stage everything, then claim every job due by `now` for `owner`. */
+    async function claimAs(owner: string, now: number, limit = 1): Promise<Job[]> {
+      await store.bucketsStage({ until: now + HOUR, maxRows: 1_000_000 });
+      return store.jobsClaimDue({ now, dueBefore: now, limit, leaseMs: 30_000, owner });
+    }
+
+    it("renews every lease of one owner in one call, and no other owner's", async () => {
+      const [a, b, c] = await insert(
+        job({ dueAt: T0 }),
+        job({ dueAt: T0 + 1 }),
+        job({ dueAt: T0 + 2 }),
+      );
+      await claimAs("n/1", T0 + 1, 2); // a and b, leases until T0 + 30,001
+      await claimAs("m/1", T0 + 2); // c
+      expect(await store.leasesRenew({ owner: "n/1", now: T0 + 20_000, leaseMs: 30_000 })).toBe(2);
+      expect(await store.leasesRenew({ owner: "nobody", now: T0 + 20_000, leaseMs: 1 })).toBe(0);
+      expect(await store.jobGet({ id: a!.id })).toMatchObject({
+        status: "claimed",
+        leaseOwner: "n/1",
+        leaseExpiresAt: T0 + 50_000,
+      });
+      // only the unrenewed claim runs out at the old expiry
+      expect(await store.leasesExpire({ now: T0 + 31_000, limit: 10 })).toEqual({
+        requeued: 1,
+        dead: 0,
+      });
+      expect((await store.jobGet({ id: c!.id }))!.status).toBe("pending");
+      expect((await store.jobGet({ id: b!.id }))!.status).toBe("claimed");
+    });
+
+    it("releases stale claims of its earlier incarnations only, the attempt not counted", async () => {
+      const [old, live, other, mine] = await insert(
+        job({ dueAt: T0 }),
+        job({ dueAt: T0 + 1 }),
+        job({ dueAt: T0 + 2 }),
+        job({ dueAt: T0 + 3 }),
+      );
+      const [claimedOld] = await claimAs("n/old", T0); // lease until T0 + 30 s, never renewed
+      await claimAs("n/live", T0 + 1);
+      await claimAs("nx/old", T0 + 2); // another node whose name merely starts alike
+      await claimAs("n/me", T0 + 3);
+      // n/live renews: its lease now ends later than a stopped heartbeat's would
+      await store.leasesRenew({ owner: "n/live", now: T0 + 5000, leaseMs: 30_000 });
+      const params = { ownerPrefix: "n/", exceptOwner: "n/me", now: T0 + 6000, limit: 10 };
+      expect(await store.leasesReleaseStale({ ...params, expiresBy: T0 + 29_999 })).toBe(0);
+      expect(await store.leasesReleaseStale({ ...params, expiresBy: T0 + 30_003 })).toBe(1);
+      expect(await store.jobGet({ id: old!.id })).toMatchObject({
+        status: "pending",
+        attempts: 0,
+        dueAt: T0,
+        fence: claimedOld!.fence,
+        leaseOwner: null,
+      });
+      for (const j of [live!, other!, mine!]) {
+        expect((await store.jobGet({ id: j.id }))!.status).toBe("claimed");
+      }
+      expect(await store.leasesReleaseStale({ ...params, expiresBy: T0 + 30_003 })).toBe(0);
+      const [again] = await claimAs("n/me", T0 + 6000);
+      expect(again).toMatchObject({ id: old!.id, attempts: 1, fence: claimedOld!.fence + 1 });
+    });
+
     it("gives cancel a definite outcome", async () => {
       const [p, c, f] = await insert(
         job({ dueAt: T0 + HOUR }),

@@ -12,10 +12,14 @@ const worker = fileURLToPath(new URL("./crash-worker.ts", import.meta.url));
 const dir = tempDir("duetime-crash-");
 afterAll(() => dir.cleanup());
 
-function startWorker(db: string, log: string): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", worker, db, log], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+function startWorker(db: string, log: string, nodeName?: string): ChildProcess {
+  return spawn(
+    process.execPath,
+    ["--import", "tsx", worker, db, log, ...(nodeName ? [nodeName] : [])],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
 }
 
 function lines(path: string): string[] {
@@ -90,6 +94,51 @@ describe("crash safety", () => {
     await check.close();
     console.log(
       `crash test: ${total} jobs, ${firedBeforeKill} fired before SIGKILL, ${inFlight.size} in flight, ${duplicated.length} fired twice`,
+    );
+  });
+
+  it("a restarted worker of the same node name takes the dead one's claims back at once, not after the lease", async () => {
+    const db = join(dir.path, "restart.db");
+    const log = join(dir.path, "restart.log");
+    const total = 3000;
+    const setup = new Scheduler({ store: new SqliteStore({ path: db }), logger: silentLogger });
+    const now = Date.now();
+    await setup.scheduleMany(
+      Array.from({ length: total }, (_, i) => ({ dueAt: now - 60_000 + i, target: "record" })),
+    );
+    await setup.close();
+
+    const first = startWorker(db, log, "crash-node");
+    const exited = new Promise((r) => first.once("exit", r));
+    await until(() => lines(log).length >= total / 4, 60_000);
+    first.kill("SIGKILL");
+    await exited;
+    const killedAt = Date.now();
+    const store = new SqliteStore({ path: db });
+    const stranded = await store.jobsList({ statuses: ["claimed"], limit: total });
+    await store.close();
+    expect(stranded.length).toBeGreaterThan(0);
+    // the dead worker's leases run 60 s; nothing sweeps them here
+    expect(Math.min(...stranded.map((j) => j.leaseExpiresAt!))).toBeGreaterThan(killedAt + 30_000);
+
+    const second = startWorker(db, log, "crash-node");
+    let out = "";
+    second.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+    const code = await new Promise((r) => second.once("exit", r));
+    const drainedAfterMs = Date.now() - killedAt;
+    expect(out).toContain("drained");
+    expect(code).toBe(0);
+    // well inside the 60 s lease: the restart gave the claims back itself
+    expect(drainedAfterMs).toBeLessThan(30_000);
+    const check = new SqliteStore({ path: db });
+    expect(await check.jobsCountByStatus({})).toMatchObject({ succeeded: total, claimed: 0 });
+    // given back, not expired: the dead process's attempt was not counted
+    for (const j of stranded) {
+      expect(await check.jobGet({ id: j.id })).toMatchObject({ status: "succeeded", attempts: 1 });
+    }
+    await check.close();
+    console.log(
+      `restart test: ${stranded.length} claims stranded by SIGKILL, all fired ${drainedAfterMs} ms after the kill`,
     );
   });
 });

@@ -78,6 +78,48 @@ describe("postgres: several nodes on one database", () => {
     expect(heard).toEqual([T0 + 5000]);
   });
 
+  it("wakes other nodes when the lease sweeper or a restart release puts jobs back", async () => {
+    const [a, b] = [nodes[0]!, nodes[1]!];
+    const heard: number[] = [];
+    let wake: (() => void) | null = null;
+    a.onEarlierDue((dueAt) => {
+      heard.push(dueAt);
+      wake?.();
+    });
+    await a.listening();
+    const heardNext = () => new Promise<void>((r) => (wake = r));
+    const job = jobMaker(b, T0);
+    // due far ahead of b's notify horizon: inserting them wakes nobody
+    const later = T0 + 3_600_000;
+    await b.jobsInsert({ jobs: [job(later), job(later + 1)], now: T0 });
+    const claim = (owner: string) =>
+      b.jobsClaimDue({ now: later, dueBefore: later + 1, limit: 1, leaseMs: 10_000, owner });
+    await claim("b/1");
+    await claim("b/2");
+    expect(heard).toEqual([]);
+    // b's sweeper requeues the expired claims: a must hear of it
+    let next = heardNext();
+    expect(await b.leasesExpire({ now: later + 10_001, limit: 10 })).toEqual({
+      requeued: 2,
+      dead: 0,
+    });
+    await next;
+    expect(heard).toEqual([later]);
+    // and a restarted node's release of its predecessor's claims
+    await claim("b/1");
+    next = heardNext();
+    const released = await b.leasesReleaseStale({
+      ownerPrefix: "b/",
+      exceptOwner: "b/3",
+      expiresBy: later + 20_000,
+      now: later + 10_002,
+      limit: 10,
+    });
+    expect(released).toBe(1);
+    await next;
+    expect(heard).toEqual([later, later]);
+  });
+
   it("keeps one live job per idempotency key across nodes racing to insert it", async () => {
     const results = await Promise.all(
       nodes.map((store, n) => {

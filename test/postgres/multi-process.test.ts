@@ -99,7 +99,8 @@ describe("postgres: scheduler processes sharing one database", () => {
     const inFlight = new Set(
       (
         await setup.connection.query<{ id: string }>(
-          `SELECT id FROM "${schema}".jobs_claimed WHERE lease_owner = $1`,
+          // lease owners are <node name>/<incarnation>
+          `SELECT id FROM "${schema}".jobs_claimed WHERE starts_with(lease_owner, $1 || '/')`,
           [victim.id],
         )
       ).rows.map((r) => r.id),

@@ -85,6 +85,33 @@ describe("shard leases", () => {
     expect(c.owned(t)).toEqual([]); // c itself no longer trusts its stale leases
   });
 
+  it("by default serves a dead node's shards again within 5 s of its last heartbeat", async () => {
+    // default timing: what a Scheduler's node services use
+    const [a, b, c] = ["a", "b", "c"].map((id) => new ShardLeases(store, { nodeId: id })) as [
+      ShardLeases,
+      ShardLeases,
+      ShardLeases,
+    ];
+    const beat = 1000; // the default heartbeat (each heartbeat waits 0.9 to 1.1 of it)
+    for (let round = 0; round < 3; round++) {
+      for (const n of [a, b, c]) await n.runOnce(T0 + round * beat);
+    }
+    const lastBeatOfC = T0 + 2 * beat;
+    // c dies; a and b beat on, at the slowest jittered pace
+    let adoptedAt: number | null = null;
+    for (let t = lastBeatOfC + 1.1 * beat; t <= lastBeatOfC + 10_000; t += 1.1 * beat) {
+      await a.runOnce(Math.round(t));
+      await b.runOnce(Math.round(t) + 5);
+      const served = new Set([...a.owned(Math.round(t) + 5), ...b.owned(Math.round(t) + 5)]);
+      if (served.size === 24) {
+        adoptedAt = Math.round(t) + 5;
+        break;
+      }
+    }
+    expect(adoptedAt).not.toBeNull();
+    expect(adoptedAt! - lastBeatOfC).toBeLessThanOrEqual(5000);
+  });
+
   it("hands every shard back on stop", async () => {
     const [a, b] = [node("a"), node("b")];
     for (let round = 0; round < 2; round++) {

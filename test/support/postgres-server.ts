@@ -33,8 +33,11 @@ export interface PostgresServer {
   readonly url: string;
   /** Stops the server (a no-op for a server named by PG_URL). */
   stop(): Promise<void>;
-  /** Restarts the server (same data, same port): for fault tests. */
-  restart(): Promise<void>;
+  /**
+   * Restarts the server (same data, same port): for fault tests. With `crash`, an
+   * immediate shutdown (SIGQUIT: no checkpoint, crash recovery on start) instead of a fast one.
+   */
+  restart(opts?: { crash?: boolean }): Promise<void>;
   /** Stops the server, keeping its data, until `resume()`: an outage (no-op for PG_URL). */
   halt(): Promise<void>;
   /** Starts a halted server again (same data, same port). */
@@ -233,8 +236,8 @@ async function startLocalServer(settings: Record<string, string>): Promise<Postg
       await kill("SIGQUIT");
       rmSync(dataDir, { recursive: true, force: true });
     },
-    async restart() {
-      await kill("SIGINT");
+    async restart(opts: { crash?: boolean } = {}) {
+      await kill(opts.crash ? "SIGQUIT" : "SIGINT");
       await launch();
     },
     async halt() {

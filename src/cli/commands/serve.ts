@@ -22,6 +22,7 @@ interface ServeOptions {
   trustProxy?: string;
   corsOrigin: string[];
   readinessCache: string;
+  nodeName?: string;
 }
 
 /** `duetime serve`: the HTTP API, webhook delivery and /mcp, firing jobs while it runs. */
@@ -81,6 +82,10 @@ export function registerServe(program: Command): void {
       [] as string[],
     )
     .option("--readiness-cache <ms>", "how long a /readyz probe of the store is reused", "1000")
+    .option(
+      "--node-name <name>",
+      "stable name of this node, kept across restarts (default: DUETIME_NODE_NAME, else the host name and a hash of --db); give each process on one host and database its own",
+    )
     .addHelpText(
       "after",
       `
@@ -150,6 +155,7 @@ back, waits for running deliveries (--stop-timeout), closes the database and exi
           scheduler: {
             concurrency,
             ...optionalInt("tenantConcurrency", o.tenantConcurrency, "--tenant-concurrency"),
+            ...nodeNameOf(o),
           },
           logLevel: o.logLevel,
           version: cmd.parent?.version() ?? "0.0.0",
@@ -183,4 +189,10 @@ function untilSignal(): Promise<NodeJS.Signals> {
     };
     process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
   });
+}
+
+/** --node-name, else DUETIME_NODE_NAME; neither: the scheduler's default (host + store). */
+function nodeNameOf(o: ServeOptions): { nodeName?: string } {
+  const name = o.nodeName ?? (process.env.DUETIME_NODE_NAME || undefined);
+  return name === undefined ? {} : { nodeName: name };
 }

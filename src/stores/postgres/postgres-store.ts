@@ -53,6 +53,7 @@ export class PostgresStore implements Store {
   readonly historyWidthMs: number;
   readonly shardCount: number;
   readonly schema: string;
+  readonly location: string;
   /** Partition bookkeeping, shared with PartitionMaintenance. */
   readonly partitions: Partitions;
   private readonly sql: Statements;
@@ -65,6 +66,7 @@ export class PostgresStore implements Store {
     settings: Settings,
   ) {
     this.schema = o.schema;
+    this.location = locationOf(o.url, o.schema);
     this.bucketWidthMs = settings.bucketWidthMs;
     this.historyWidthMs = settings.historyWidthMs;
     this.shardCount = settings.shardCount;
@@ -323,14 +325,44 @@ export class PostgresStore implements Store {
     await this.ensureHistory(params.now);
     const { rows } = await this.run("expiring leases", () =>
       withRetry(() =>
-        this.pool.query<{ dead: number; requeued: number }>(this.sql.leasesExpire, [
-          params.now,
-          params.limit,
-          error,
-        ]),
+        this.pool.query<{ dead: number; requeued: number; earliest: number | null }>(
+          this.sql.leasesExpire,
+          [params.now, params.limit, error],
+        ),
       ),
     );
+    // The requeued jobs may be of other nodes' shards: wake their owners as a write would.
+    await this.notifyRequeued(rows[0]?.earliest ?? null, params.now);
     return { requeued: rows[0]?.requeued ?? 0, dead: rows[0]?.dead ?? 0 };
+  }
+
+  async leasesRenew(params: { owner: string; now: number; leaseMs: number }): Promise<number> {
+    const r = await this.run("renewing leases", () =>
+      withRetry(() =>
+        this.pool.query(this.sql.leasesRenew, [params.owner, params.now, params.leaseMs]),
+      ),
+    );
+    return r.rowCount ?? 0;
+  }
+
+  async leasesReleaseStale(params: {
+    ownerPrefix: string;
+    exceptOwner: string;
+    expiresBy: number;
+    now: number;
+    limit: number;
+  }): Promise<number> {
+    if (params.limit <= 0) return 0;
+    const { rows } = await this.run("releasing stale claims", () =>
+      withRetry(() =>
+        this.pool.query<{ released: number; earliest: number | null }>(
+          this.sql.leasesReleaseStale,
+          [params.ownerPrefix, params.exceptOwner, params.expiresBy, params.limit, params.now],
+        ),
+      ),
+    );
+    await this.notifyRequeued(rows[0]?.earliest ?? null, params.now);
+    return rows[0]?.released ?? 0;
   }
 
   async jobsNextDue(params: { now: number; shards?: readonly number[] }): Promise<NextDue> {
@@ -429,6 +461,20 @@ export class PostgresStore implements Store {
     );
   }
 
+  /**
+   * Jobs came back to pending (lease expiry, a stale incarnation's claims): they are due
+   * already, so every listening node is told, whatever this process last read as the
+   * earliest due time (it may have read only its own shards).
+   */
+  private async notifyRequeued(earliest: number | null, now: number): Promise<void> {
+    if (earliest === null) return;
+    this.notifier.observe(null);
+    // The rows are back already; a lost notification only costs the idle wake-up.
+    await this.notifyEarlier(earliest, now).catch((err: unknown) =>
+      this.o.onError(err instanceof Error ? err : new Error(String(err))),
+    );
+  }
+
   private async notifyEarlier(dueAt: number, now: number): Promise<void> {
     if (!this.notifier.shouldNotify(dueAt, now, this.o.notifyWithinMs)) return;
     await this.run("notifying other nodes", () =>
@@ -476,5 +522,15 @@ async function diskFullAs<T>(what: string, fn: () => Promise<T>): Promise<T> {
       throw new StorageFullError(what, { cause: err });
     }
     throw err;
+  }
+}
+
+/** Host(s), port, database and schema of a connection URL: no user, password or options. */
+function locationOf(url: string, schema: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.host}${u.pathname}#${schema}`;
+  } catch {
+    return `#${schema}`;
   }
 }

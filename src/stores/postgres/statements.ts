@@ -218,9 +218,41 @@ export function statements(schema: string) {
           max_attempts, expire_after_ms, version + 1, fence, $3::text, last_result, created_at, $1::bigint,
           fired_at
         FROM del WHERE attempts < max_attempts
-        RETURNING 1
+        RETURNING due_at
       )
-      SELECT (SELECT count(*) FROM dead)::int AS dead, (SELECT count(*) FROM requeued)::int AS requeued`,
+      SELECT (SELECT count(*) FROM dead)::int AS dead, (SELECT count(*) FROM requeued)::int AS requeued,
+        (SELECT min(due_at) FROM requeued)::bigint AS earliest`,
+
+    /**
+     * The lease heartbeat: every claim of one owner, one statement. jobs_claimed holds only
+     * the work in flight, so the owner filter needs no index of its own.
+     */
+    leasesRenew: `UPDATE ${s}.jobs_claimed SET lease_expires_at = $2::bigint + $3::bigint
+      WHERE lease_owner = $1`,
+
+    /**
+     * Claims of this node's earlier incarnations whose renewals stopped (index
+     * jobs_claimed_lease bounds the read; the owner prefix is checked per row), SKIP LOCKED
+     * like the sweeper: back to jobs_live as they were, the attempt not counted (a released
+     * claim). The fence stays: only a claim bumps it.
+     */
+    leasesReleaseStale: `WITH st AS (
+        SELECT shard, id FROM ${s}.jobs_claimed
+        WHERE lease_expires_at <= $3::bigint AND left(lease_owner, length($1::text)) = $1::text
+          AND lease_owner <> $2::text
+        ORDER BY lease_expires_at LIMIT $4::int FOR UPDATE SKIP LOCKED
+      ), del AS (
+        DELETE FROM ${s}.jobs_claimed c USING st WHERE c.shard = st.shard AND c.id = st.id
+        RETURNING c.*
+      ), released AS (
+        INSERT INTO ${s}.jobs_live (${COLS})
+        SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
+          attempts - 1, max_attempts, expire_after_ms, version + 1, fence, last_error,
+          last_result, created_at, $5::bigint, fired_at
+        FROM del
+        RETURNING due_at
+      )
+      SELECT count(*)::int AS released, min(due_at)::bigint AS earliest FROM released`,
 
     /**
      * Earliest pending due time: the earliest bucket from the counters (primary key of

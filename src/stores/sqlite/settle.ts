@@ -186,3 +186,30 @@ export function expireLeases(ctx: SqliteContext, now: number, limit: number): Le
   ctx.flush(deltas);
   return { requeued, dead };
 }
+
+/**
+ * Claims of an earlier incarnation of this node that stopped renewing: pending again at
+ * their due time with the attempt given back, as a released claim. Call inside a write
+ * transaction.
+ */
+export function releaseStale(
+  ctx: SqliteContext,
+  p: { ownerPrefix: string; exceptOwner: string; expiresBy: number; now: number; limit: number },
+): number {
+  const stale = ctx.s.leasesStale.all({
+    prefix: p.ownerPrefix,
+    except: p.exceptOwner,
+    expiresBy: p.expiresBy,
+    limit: p.limit,
+  }) as { id: string; fence: number }[];
+  const deltas = new CounterDeltas();
+  let released = 0;
+  for (const e of stale) {
+    const c = ctx.s.claimOf.get(e.id, e.fence) as ClaimRow | undefined;
+    if (!c) continue;
+    requeue(ctx, c, deltas, { attempts: c.attempts - 1, error: c.last_error, now: p.now });
+    released++;
+  }
+  ctx.flush(deltas);
+  return released;
+}

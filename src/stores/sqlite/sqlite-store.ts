@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import type Database from "better-sqlite3";
 import { statfsSync } from "node:fs";
 import { dirname } from "node:path";
@@ -25,7 +26,7 @@ import { SqliteContext, type Statements } from "./context.js";
 import { insertJobs } from "./insert.js";
 import { listJobs } from "./list.js";
 import { asClaimed, CounterDeltas, rowSeq, rowToJob, type JobTuple } from "./rows.js";
-import { expireLeases, settleJobs } from "./settle.js";
+import { expireLeases, releaseStale, settleJobs } from "./settle.js";
 import { stageBuckets } from "./staging.js";
 import { RAW_JOB_STATEMENTS, SQL } from "./statements.js";
 
@@ -65,6 +66,7 @@ export class SqliteStore implements Store {
   readonly kind = "sqlite";
   readonly bucketWidthMs: number;
   readonly shardCount: number;
+  readonly location: string;
   private readonly db: Database.Database;
   private readonly s: Statements;
   private readonly ctx: SqliteContext;
@@ -104,6 +106,7 @@ export class SqliteStore implements Store {
           restartWaitMs: Math.min(100, Math.floor(busyTimeoutMs / 4)),
         })
       : null;
+    this.location = options.path === ":memory:" ? ":memory:" : resolve(options.path);
     this.db = opened.db;
     this.bucketWidthMs = opened.bucketWidthMs;
     this.shardCount = opened.shardCount;
@@ -241,6 +244,26 @@ export class SqliteStore implements Store {
         `probing storage (${Math.floor(free / 1024)} KiB free beside the database file, ${STORAGE_PROBE_MIN_FREE / 1024} KiB wanted)`,
       );
     }
+  }
+
+  async leasesRenew(params: { owner: string; now: number; leaseMs: number }): Promise<number> {
+    return this.ctx.write(
+      "renewing leases",
+      () =>
+        this.s.leasesRenew.run({ owner: params.owner, leaseUntil: params.now + params.leaseMs })
+          .changes,
+    );
+  }
+
+  async leasesReleaseStale(params: {
+    ownerPrefix: string;
+    exceptOwner: string;
+    expiresBy: number;
+    now: number;
+    limit: number;
+  }): Promise<number> {
+    if (params.limit <= 0) return 0;
+    return this.ctx.write("releasing stale claims", () => releaseStale(this.ctx, params));
   }
 
   async jobsNextDue(_params: { now: number }): Promise<NextDue> {

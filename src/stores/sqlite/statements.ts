@@ -205,6 +205,19 @@ export const SQL = {
       j.max_attempts AS max_attempts
     FROM claims c CROSS JOIN jobs j ON j.seq = c.seq
     WHERE c.lease_expires_at <= ? ORDER BY c.lease_expires_at LIMIT ?`,
+  /**
+   * The lease heartbeat. `claims` holds only the jobs in flight (a few thousand rows at
+   * most), so a scan filtered by owner is cheaper than keeping an owner index on every claim.
+   */
+  leasesRenew: `UPDATE claims SET lease_expires_at = @leaseUntil WHERE owner = @owner`,
+  /**
+   * Claims of this node's earlier incarnations whose renewals stopped (index claims_lease
+   * bounds the read to leases expiring by then; the owner prefix is checked per row).
+   */
+  leasesStale: `SELECT c.id AS id, c.fence AS fence FROM claims c
+    WHERE c.lease_expires_at <= @expiresBy
+      AND substr(c.owner, 1, length(@prefix)) = @prefix AND c.owner <> @except
+    ORDER BY c.lease_expires_at LIMIT @limit`,
 
   bucketCountAdd: `INSERT INTO bucket_counts (bucket, tenant, pending) VALUES (?, ?, ?)
     ON CONFLICT (bucket, tenant) DO UPDATE SET pending = pending + excluded.pending`,
