@@ -1,4 +1,4 @@
-import { InvalidJobError } from "./errors.js";
+import { Described, InvalidJobError, describeReceived } from "./errors.js";
 import { isEpochMs, MAX_TIME_ZONE, parseDueTime, requireInstant } from "./time-input.js";
 import { optionalString, prefixText, requireInteger, type FieldPrefix } from "./validate.js";
 
@@ -21,8 +21,8 @@ export interface DueTimeContext {
 /**
  * `dueAt` (+ `timeZone`) or `delayMs` to an epoch-ms due time: exactly one of the two, the
  * time read by parseDueTime, the result inside the one due-time range (requireInstant) and
- * no further back than `maxPastMs`. Shared by schedule (one and many) and the HTTP and MCP
- * reschedules, so each answers the same error for the same input, before anything is written.
+ * no further back than `maxPastMs`. Shared by schedule (one and many), the HTTP reschedule and
+ * the MCP tools, so each answers the same error for the same input, before anything is written.
  */
 export function resolveDueTime(
   input: DueTimeFields,
@@ -58,10 +58,14 @@ export function resolveDueTime(
     throw new InvalidJobError(`${prefixText(prefix)}dueAt`, "a due time (or delayMs)", undefined);
   }
   if (ctx.maxPastMs !== null && dueAt < ctx.now - ctx.maxPastMs) {
+    const iso = new Date(dueAt).toISOString();
     throw new InvalidJobError(
       `${prefixText(prefix)}dueAt`,
       `a time no more than ${ctx.maxPastMs} ms in the past`,
-      new Date(dueAt).toISOString(),
+      // a text shows what it was read as: "yesterday" (2026-11-30T09:00:00.000Z)
+      typeof input.dueAt === "string"
+        ? new Described(`${describeReceived(input.dueAt)} (${iso})`)
+        : iso,
     );
   }
   return dueAt;

@@ -1,9 +1,9 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type * as z from "zod";
 import type { Scheduler } from "../api/scheduler.js";
-import { Described, InvalidJobError } from "../core/errors.js";
+import { InvalidJobError } from "../core/errors.js";
 import type { JsonValue } from "../core/job.js";
-import { parseDueTime } from "../core/time-input.js";
+import { resolveDueTime } from "../core/due-time.js";
 import { checkWebhookTarget } from "../core/webhook-target.js";
 import { toolError } from "./errors.js";
 import { REMINDER_TARGET } from "./reminders.js";
@@ -149,21 +149,11 @@ export async function rescheduleTask(
  * from this call; a time in the past is accepted (it fires at once) up to `maxPastMs`.
  */
 function dueTime(ctx: ToolContext, when: string, timeZone: string | undefined): number {
-  const now = ctx.scheduler.options.clock.now();
-  const dueAt = parseDueTime(when, {
-    now,
-    field: "scheduled_at",
-    timeZoneField: "timezone",
-    ...(timeZone === undefined ? {} : { timeZone }),
-  });
-  if (dueAt < now - ctx.maxPastMs) {
-    throw new InvalidJobError(
-      "scheduled_at",
-      `a time no more than ${ctx.maxPastMs} ms in the past`,
-      new Described(`${JSON.stringify(when)} (${new Date(dueAt).toISOString()})`),
-    );
-  }
-  return dueAt;
+  // the library's field names in errors; withInputErrors relabels them scheduled_at, timezone
+  return resolveDueTime(
+    { dueAt: when, ...(timeZone === undefined ? {} : { timeZone }) },
+    { now: ctx.scheduler.options.clock.now(), maxPastMs: ctx.maxPastMs },
+  );
 }
 
 function webhookTarget(
