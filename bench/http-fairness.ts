@@ -246,7 +246,7 @@ export async function httpFairness(sizes: HttpSizes = httpSizes()): Promise<Benc
         },
       ],
       notes: [
-        `Scaled from the issue's scenario (receiver 9 s, webhook timeout 10 s, lease 60 s): receiver ${slowMs} ms, webhook timeout ${webhookTimeoutMs} ms, handler timeout ${handlerTimeoutMs} ms, lease ${leaseMs} ms, shorter than a's ~${fmt(drainBoundMs / 1000, 1)} s drain, so a's jobs wait in memory longer than a lease (they are given back and claimed again).`,
+        `Scaled from the issue's scenario (receiver 9 s, webhook timeout 10 s, lease 60 s): receiver ${slowMs} ms, webhook timeout ${webhookTimeoutMs} ms, handler timeout ${handlerTimeoutMs} ms, lease ${leaseMs} ms, shorter than a's ~${fmt(drainBoundMs / 1000, 1)} s drain, so a's jobs wait in memory longer than a lease (their claims must be kept: renewed, or handed back and claimed again).`,
         `b's latest job was due ${slowest === null ? "-" : fmt((slowest.dueAt - tb) / 1000, 1)} s into the run (its first job at 0 s).`,
         `b's first job is due ${B_LEAD_MS} ms after b's create request is sent (a's batch is then starting to deliver; b's create took ${bCreateMs} ms), the others spread over a's drain; lateness is arrival at the receiver minus due time.`,
         `Concurrency ${CONCURRENCY} (tenantConcurrency ${CONCURRENCY - CONCURRENCY / 10}), ${PER_ORIGIN} per tenant and origin, ${PER_ORIGIN} connections per origin; SQLite; both receivers on 127.0.0.1.`,
