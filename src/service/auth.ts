@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Described } from "../core/errors.js";
 import { ApiError, sendError } from "./http-errors.js";
-import { authenticateKey, type KeyStore } from "./keys.js";
+import ipaddr from "ipaddr.js";
+import { authenticateKey, isWellFormedKey, type KeyStore } from "./keys.js";
 import type { RateLimiter } from "./rate-limit.js";
 
 declare module "fastify" {
@@ -49,7 +50,13 @@ export class BearerGate {
     private readonly failuresPerAddress: RateLimiter,
   ) {}
 
-  async check(header: string | undefined, address: string): Promise<BearerCheck> {
+  /** Refused keys remembered now (at most 10,000). */
+  get rememberedRefusals(): number {
+    return this.refused.size;
+  }
+
+  async check(header: string | undefined, clientAddress: string): Promise<BearerCheck> {
+    const address = addressBudgetName(clientAddress);
     const blockedMs = this.failuresPerAddress.peek(address);
     if (blockedMs > 0) {
       const l = this.failuresPerAddress;
@@ -101,13 +108,28 @@ export class BearerGate {
     };
   }
 
+  /** Only keys that could exist: any other is refused without a store read anyway. */
   private remember(key: string): void {
+    if (!isWellFormedKey(key)) return;
     if (this.refused.size >= REFUSED_KEYS_KEPT) {
       const oldest = this.refused.keys().next();
       if (!oldest.done) this.refused.delete(oldest.value);
     }
     this.refused.set(key, true);
   }
+}
+
+/**
+ * The name an address's failure budget is kept under: an IPv4 address (an IPv4-mapped IPv6
+ * one included) as is, an IPv6 address by its /64, the block one host is usually given, so
+ * a client cannot buy a fresh budget per address of its own network.
+ */
+export function addressBudgetName(address: string): string {
+  if (!ipaddr.isValid(address)) return address;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === "ipv4") return parsed.toString();
+  const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4);
+  return `${parts.map((p) => p.toString(16)).join(":")}::/64`;
 }
 
 function tooMany(waitMs: number, expected: string, what: string): BearerCheck {

@@ -72,12 +72,17 @@ export async function createApiKey(
   return { id, key, tenant, signingSecret };
 }
 
+/** Whether `key` has the shape of a key this service makes (prefix, at most 100 chars). */
+export function isWellFormedKey(key: string): boolean {
+  return key.startsWith(KEY_PREFIX) && key.length <= 100;
+}
+
 /** Resolves a presented key to its tenant, or null (unknown, malformed or revoked). */
 export async function authenticateKey(
   store: KeyStore,
   key: string,
 ): Promise<{ id: string; tenant: string } | null> {
-  if (!key.startsWith(KEY_PREFIX) || key.length > 100) return null;
+  if (!isWellFormedKey(key)) return null;
   return store.apiKeyFindByHash({ hash: hashKey(key) });
 }
 

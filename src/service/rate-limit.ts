@@ -11,6 +11,9 @@ export interface RateLimitOptions {
   readonly burst?: number;
 }
 
+/** Most names tracked at once: past it idle buckets go, then the least recently created. */
+const MAX_BUCKETS = 10_000;
+
 interface Bucket {
   tokens: number;
   at: number;
@@ -38,7 +41,7 @@ export class RateLimiter {
     const now = this.now();
     let b = this.buckets.get(key);
     if (!b) {
-      if (this.buckets.size >= 10_000) this.dropIdle(now);
+      if (this.buckets.size >= MAX_BUCKETS) this.dropIdle(now);
       b = { tokens: this.burst, at: now };
       this.buckets.set(key, b);
     }
@@ -64,8 +67,23 @@ export class RateLimiter {
     return tokens >= 1 ? 0 : Math.ceil(((1 - tokens) * 1000) / this.perSecond);
   }
 
+  /** Names tracked now (at most 10,000). */
+  get size(): number {
+    return this.buckets.size;
+  }
+
+  /**
+   * Drops the buckets that are full again (forgetting them loses nothing), and if none is,
+   * the oldest one: names can be made up by the client (addresses), so the map must stay
+   * bounded even when every bucket is in use. Forgetting a busy name gives it a fresh burst,
+   * which costs an attacker MAX_BUCKETS names in use at once to buy.
+   */
   private dropIdle(now: number): void {
     const fullAfterMs = (this.burst * 1000) / this.perSecond;
     for (const [k, b] of this.buckets) if (now - b.at >= fullAfterMs) this.buckets.delete(k);
+    if (this.buckets.size >= MAX_BUCKETS) {
+      const oldest = this.buckets.keys().next();
+      if (!oldest.done) this.buckets.delete(oldest.value);
+    }
   }
 }

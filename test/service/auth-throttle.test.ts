@@ -72,6 +72,10 @@ describe("failed authentications are limited per client address, before the key 
     expect((await from("203.0.113.7", UNKNOWN_KEY)).status).toBe(401);
     expect((await from("203.0.113.7", t.acme.key)).status).toBe(429);
     expect((await from("203.0.113.8", t.acme.key)).status).toBe(200);
+    // IPv6 clients are counted per /64: a new address in the same block has no new budget.
+    expect((await from("2001:db8:0:7::1", UNKNOWN_KEY)).status).toBe(401);
+    expect((await from("2001:db8:0:7::2", t.acme.key)).status).toBe(429);
+    expect((await from("2001:db8:0:8::1", t.acme.key)).status).toBe(200);
   });
 
   it("refuses a trusted proxy that is not an address or range, naming the option", async () => {
