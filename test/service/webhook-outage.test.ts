@@ -4,8 +4,8 @@ import { dropSchema, freshSchema, usePostgresServer } from "../support/postgres-
 import { startReceiver, startTestService, waitForJob, type TestService } from "./helpers.js";
 
 /**
- * Issue 10 §4: a PostgreSQL outage while a claimed job's delivery reads the tenant's signing
- * secret used to spend the job's attempt (64 jobs with maxAttempts 1 dead, never delivered,
+ * Issue 10 §4: a PostgreSQL outage while claimed jobs' deliveries read the tenant's signing
+ * secret used to spend their attempts (64 jobs with maxAttempts 1 dead, never delivered,
  * their last error showing the database's address as the webhook's). An unavailable
  * database is not a delivery attempt.
  */
@@ -13,7 +13,7 @@ const pg = usePostgresServer();
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 
 describe("a database outage during delivery (real PostgreSQL, stopped and started)", () => {
-  it("hands the job back without spending its only attempt, says what failed, and delivers once the database is back", async (ctx) => {
+  it("hands the jobs back without spending their only attempt, says what failed, and delivers each once the database is back", async (ctx) => {
     if (!pg.server.owned) ctx.skip(); // PG_URL names a server this test cannot stop
     const schema = freshSchema("outage");
     const clock = new ManualClock(T0);
@@ -23,46 +23,61 @@ describe("a database outage during delivery (real PostgreSQL, stopped and starte
       secretCacheMs: 0, // every delivery reads the secret from the database
     });
     const rx = await startReceiver();
+    const store = t.svc.scheduler.options.store;
+    const JOBS = 32;
     try {
-      const created = await t.api("POST", "/v1/jobs", {
-        body: { dueAt: new Date(T0 + 500).toISOString(), target: rx.url, maxAttempts: 1 },
-      });
-      expect(created.status).toBe(201);
-      const id: string = created.body.job.id;
+      const ids: string[] = [];
+      for (let i = 0; i < JOBS; i++) {
+        const created = await t.api("POST", "/v1/jobs", {
+          body: { dueAt: new Date(T0 + 500).toISOString(), target: rx.url, maxAttempts: 1 },
+        });
+        expect(created.status).toBe(201);
+        ids.push(created.body.job.id as string);
+      }
       // Due within the timing wheel's horizon: claimed ahead, while the database is up.
       // (Timers of the manual clock run only when it moves: advance(0) runs those due now,
       // such as the watcher's pass once the node's shard leases are taken.)
       await until(async () => {
         await clock.advance(0);
-        return (await t.svc.scheduler.get(id))?.status === "claimed";
+        return (await store.jobsCountByStatus({})).claimed === JOBS;
       });
-      const deferred = new Promise<{ error: string; retryAt: number }>((resolve) =>
-        t.svc.scheduler.once("deferred", resolve),
-      );
+      const deferred: { error: string; retryAt: number }[] = [];
+      t.svc.scheduler.on("deferred", (e) => deferred.push(e));
 
       await pg.server.halt();
-      await clock.advanceTo(T0 + 500); // the wheel fires it: the secret read fails
-      await until(async () => (await deliveries(t, "unavailable")) >= 1);
-      await pg.server.resume(); // the settlement, retried meanwhile, is written now
-      const handedBack = await deferred;
+      await clock.advanceTo(T0 + 500); // the wheel fires them: every secret read fails
+      await until(async () => (await deliveries(t, "unavailable")) >= JOBS);
+      await pg.server.resume(); // the settlements, retried meanwhile, are written now
+      await until(async () => deferred.length >= JOBS);
 
-      expect(handedBack.error).toMatch(/^signing secret unavailable: database error/);
-      const job = await waitForJob(t, id, (j) => j.status === "pending");
-      expect(job).toMatchObject({ attempts: 0, maxAttempts: 1 });
-      expect(job.lastError).toBe(handedBack.error);
-      // Neither the database's address nor its port reaches the tenant.
+      expect(await store.jobsCountByStatus({})).toMatchObject({
+        pending: JOBS,
+        claimed: 0,
+        dead: 0,
+      });
       const port = new URL(pg.url).port;
-      expect(job.lastError).not.toContain("127.0.0.1");
-      expect(job.lastError).not.toContain(port);
-      expect(job.lastError).not.toMatch(/webhook/);
+      for (const id of ids) {
+        const job = await waitForJob(t, id, (j) => j.status === "pending");
+        expect(job).toMatchObject({ attempts: 0, maxAttempts: 1 });
+        expect(job.lastError).toMatch(/^signing secret unavailable: database error/);
+        // Neither the database's address nor its port reaches the tenant.
+        expect(job.lastError).not.toContain("127.0.0.1");
+        expect(job.lastError).not.toContain(port);
+        expect(job.lastError).not.toMatch(/webhook/);
+      }
       expect(rx.requests).toHaveLength(0);
 
-      await clock.advanceTo(handedBack.retryAt);
-      await rx.nth(1);
-      const done = await waitForJob(t, id, (j) => j.status === "succeeded");
-      expect(done.attempts).toBe(1);
-      expect(rx.requests).toHaveLength(1);
-      expect(await deliveries(t, "delivered")).toBe(1);
+      await clock.advanceTo(Math.max(...deferred.map((d) => d.retryAt)));
+      await rx.nth(JOBS);
+      for (const id of ids) {
+        const done = await waitForJob(t, id, (j) => j.status === "succeeded");
+        expect(done.attempts).toBe(1);
+      }
+      // Each delivered exactly once.
+      const delivered = rx.requests.map((r) => r.headers["duetime-job-id"]);
+      expect(new Set(delivered).size).toBe(JOBS);
+      expect(delivered).toHaveLength(JOBS);
+      expect(await deliveries(t, "delivered")).toBe(JOBS);
     } finally {
       await pg.server.resume();
       await t.close();
