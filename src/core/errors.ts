@@ -10,13 +10,30 @@ export class DuetimeError extends Error {
  */
 export class InvalidJobError extends DuetimeError {
   override readonly name = "InvalidJobError";
+  readonly field: string;
   constructor(
-    readonly field: string,
+    field: string,
     readonly expected: string,
     readonly received: unknown,
   ) {
-    super(`${field}: expected ${expected}, received ${describeReceived(received)}`);
+    const label = fieldLabel(field);
+    super(`${label}: expected ${expected}, received ${describeReceived(received)}`);
+    this.field = label;
   }
+}
+
+/** Longest field name an error repeats: a name is the caller's text too. */
+const MAX_FIELD_LABEL = 100;
+
+/**
+ * A field name as errors show it. Names can come from the caller (an unknown body field or
+ * query parameter): an empty one reads `""` so the error still names it, and a long one is
+ * cut instead of echoed whole.
+ */
+export function fieldLabel(field: string): string {
+  if (field === "") return '""';
+  if (field.length <= MAX_FIELD_LABEL) return field;
+  return `${field.slice(0, MAX_FIELD_LABEL)}... (${field.length} characters)`;
 }
 
 export class JobNotFoundError extends DuetimeError {

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { JOB_STATUSES, type JobStatus } from "../core/job.js";
+import { fieldLabel } from "../core/errors.js";
 import { MAX_TIME_TEXT, MAX_TIME_ZONE } from "../core/time-input.js";
 import { invalidText } from "./errors.js";
 
@@ -36,7 +37,7 @@ function strict<T extends z.ZodRawShape>(shape: T) {
   return z.strictObject(shape, {
     error: (issue: Issue) =>
       issue.code === "unrecognized_keys"
-        ? `${(issue.keys ?? []).join(", ")}: expected no such field (known fields: ${known}), received a value`
+        ? `${(issue.keys ?? []).map(fieldLabel).join(", ")}: expected no such field (known fields: ${known}), received a value`
         : invalidText("arguments", "an object", issue.input),
   });
 }
