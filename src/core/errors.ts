@@ -26,14 +26,23 @@ export class InvalidJobError extends DuetimeError {
 const MAX_FIELD_LABEL = 100;
 
 /**
- * A field name as errors show it. Names can come from the caller (an unknown body field or
- * query parameter): an empty one reads `""` so the error still names it, and a long one is
- * cut instead of echoed whole.
+ * A name that reads unambiguously before ": expected": not empty, no colon, quote or control
+ * character, no space at either end (`jobs[3].dueAt`, `headers.a b`).
+ */
+const PLAIN_FIELD = /^[^\s:"\p{Cc}](?:[^:"\p{Cc}]*[^\s:"\p{Cc}])?$/u;
+
+/**
+ * A field name as errors show it. Names can come from the caller (an unknown body field,
+ * query parameter or tool argument): one that would not read as a name is quoted as JSON
+ * (`""`, `":"`, `" x"`), and a long one is cut, and quoted, instead of echoed whole.
  */
 export function fieldLabel(field: string): string {
-  if (field === "") return '""';
-  if (field.length <= MAX_FIELD_LABEL) return field;
-  return `${field.slice(0, MAX_FIELD_LABEL)}... (${field.length} characters)`;
+  if (field.length <= MAX_FIELD_LABEL && PLAIN_FIELD.test(field)) return field;
+  const cut =
+    field.length <= MAX_FIELD_LABEL
+      ? field
+      : `${field.slice(0, MAX_FIELD_LABEL)}... (${field.length} characters)`;
+  return JSON.stringify(cut);
 }
 
 export class JobNotFoundError extends DuetimeError {

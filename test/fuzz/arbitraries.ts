@@ -115,11 +115,9 @@ export function mutate(
     },
     {
       weight: 1,
-      arbitrary: fc.tuple(valid, fc.constantFrom(...fields)).map(([v, f]) => {
-        const copy = { ...v };
-        delete copy[f];
-        return copy;
-      }),
+      arbitrary: fc
+        .tuple(valid, fc.constantFrom(...fields))
+        .map(([v, f]) => Object.fromEntries(Object.entries(v).filter(([k]) => k !== f))),
     },
     {
       weight: 1,

@@ -29,8 +29,9 @@ let client: Client;
 /** A refusal the tools may give: invalid input naming its field, or a definite outcome. */
 const REFUSAL = new RegExp(
   // the SDK's own schema check prefixes the tool's message
-  "^(?:MCP error -32602: Input validation error: Invalid arguments for tool \\S+: (?!:)|(?!MCP error))" +
-    "(?:.+?: expected .+, received " +
+  "^(?:MCP error -32602: Input validation error: Invalid arguments for tool \\S+: |(?!MCP error))" +
+    // field names (fieldLabel): plain, or quoted as JSON; one or more, comma-separated
+    '(?:(?:"(?:[^"\\\\]|\\\\.)*"|[^\\s:",][^:",]*)(?:, )?)+: expected .+, received ' +
     "|(?:not-found|too-late|version-conflict|key-conflict): )" +
     // an unknown tool ("disabled": the SDK looks names up in a plain object, so __proto__
     // is found there, not enabled)

@@ -9,6 +9,7 @@ import {
   oddNumber,
   wrongType,
 } from "./arbitraries.js";
+import { skippedAsKnownGap } from "./known-gaps.js";
 import {
   answerProblem,
   describeRequest,
@@ -120,7 +121,7 @@ export function batchBody(t: FuzzService): fc.Arbitrary<unknown> {
 /** Requests over `routes`: the path's own methods mostly, any method sometimes. */
 export function requestPlan(routes: readonly RouteSpec[]): fc.Arbitrary<RequestPlan> {
   const route = fc.constantFrom(...routes);
-  return route.chain((r) =>
+  const plans: fc.Arbitrary<RequestPlan> = route.chain((r) =>
     fc.record({
       method: fc.oneof(
         { weight: 8, arbitrary: fc.constantFrom(...r.methods) },
@@ -210,6 +211,7 @@ export function requestPlan(routes: readonly RouteSpec[]): fc.Arbitrary<RequestP
       ),
     }),
   );
+  return plans.filter((p) => !skippedAsKnownGap(p));
 }
 
 /** Binds a plan to the service's state: the concrete request to send. */
