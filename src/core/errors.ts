@@ -26,10 +26,11 @@ export class InvalidJobError extends DuetimeError {
 const MAX_FIELD_LABEL = 100;
 
 /**
- * A name that reads unambiguously before ": expected": not empty, no colon, quote or control
- * character, no space at either end (`jobs[3].dueAt`, `headers.a b`).
+ * A name that reads unambiguously before ": expected", alone or in a list: not empty, no
+ * colon, comma, quote or control character, no space at either end (`jobs[3].dueAt`,
+ * `headers.a b`).
  */
-const PLAIN_FIELD = /^[^\s:"\p{Cc}](?:[^:"\p{Cc}]*[^\s:"\p{Cc}])?$/u;
+const PLAIN_FIELD = /^[^\s:,"\p{Cc}](?:[^:,"\p{Cc}]*[^\s:,"\p{Cc}])?$/u;
 
 /**
  * A field name as errors show it. Names can come from the caller (an unknown body field,

@@ -61,6 +61,7 @@ describe("fuzz findings", () => {
       for (const [name, shown] of [
         ["", '""'],
         [":", '":"'],
+        [",x", '",x"'],
       ]) {
         const r = await client.callTool({
           name: "task.status",
