@@ -29,9 +29,9 @@ export function runsFor(share: number): number {
   return Math.max(1, Math.round(FUZZ_REQUESTS * share));
 }
 
-/** A generous per-suite timeout: up to 100 ms a request on this 2-core machine, plus setup. */
+/** A generous per-suite timeout: up to 250 ms a request on this 2-core machine, plus setup. */
 export function timeoutFor(runs: number): number {
-  return 60_000 + runs * 100;
+  return 60_000 + runs * 250;
 }
 
 function intFromEnv(name: string, dflt: number): number {
