@@ -27,15 +27,18 @@ describe.skipIf(!mountable())("postgres: disk full", () => {
   const schema = freshSchema("full");
 
   afterEach(async () => {
-    disk?.free();
-    await store?.close();
-    if (admin) {
-      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await admin.query(`ALTER ROLE CURRENT_USER RESET default_tablespace`);
-      await admin.query(`DROP TABLESPACE IF EXISTS ${tablespace}`);
-      await admin.end();
+    try {
+      disk?.free();
+      await store?.close();
+      if (admin) {
+        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await admin.query(`ALTER ROLE CURRENT_USER RESET default_tablespace`);
+        await admin.query(`DROP TABLESPACE IF EXISTS ${tablespace}`);
+        await admin.end();
+      }
+    } finally {
+      disk?.unmount(); // always: a mount must not outlive a failed test
     }
-    disk?.unmount();
   });
 
   it("answers StorageFullError, writes nothing of the refused batch, and resumes", async () => {

@@ -19,12 +19,16 @@ let disk: SmallDisk | null = null;
 let t: TestService | null = null;
 let rx: Receiver | null = null;
 afterEach(async () => {
-  await t?.close();
-  t = null;
-  await rx?.close();
-  rx = null;
-  disk?.unmount();
-  disk = null;
+  try {
+    disk?.free(); // a full disk can make the service's close fail
+    await t?.close();
+    await rx?.close();
+  } finally {
+    t = null;
+    rx = null;
+    disk?.unmount(); // always: a mount must not outlive a failed test
+    disk = null;
+  }
 });
 
 /** A job a few tens of KiB large, due far ahead (nothing fires during the test). */
