@@ -54,6 +54,9 @@ const FULL_RETRY_AFTER_S = 5;
  * The feed is this process's changes: with several service nodes on one database, a client
  * sees the changes made through the node it is connected to.
  */
+/** The content type of `GET /v1/events` (and of its HEAD answer). */
+export const EVENT_STREAM_TYPE = "text/event-stream; charset=utf-8";
+
 export class EventStream {
   private readonly clients = new Set<Client>();
   private readonly perOwner = new Map<string, number>();
@@ -134,7 +137,7 @@ export class EventStream {
     lastEventId: string | undefined,
   ): void {
     res.writeHead(200, {
-      "content-type": "text/event-stream; charset=utf-8",
+      "content-type": EVENT_STREAM_TYPE,
       "cache-control": "no-cache, no-transform",
       connection: "keep-alive",
       // nginx buffers responses by default, which would hold events back.

@@ -5,7 +5,12 @@ import { acceptJsonBodiesOnly } from "../http/json-bodies.js";
 import { cancelJob, jobDetail, retryJob, snoozeJob } from "./actions.js";
 import { futureView, nowView, searchJobs } from "./data.js";
 import { DeadCounter } from "./dead-counter.js";
-import { EventStream, type EventStreamOptions, type StreamOwnersCheck } from "./events.js";
+import {
+  EVENT_STREAM_TYPE,
+  EventStream,
+  type EventStreamOptions,
+  type StreamOwnersCheck,
+} from "./events.js";
 import { installErrorHandler, send, tenantResolver, type AuthResult } from "./http.js";
 import { defaultStaticDir, registerStaticRoutes } from "./static.js";
 
@@ -140,6 +145,10 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     const owner = options.streamOwner?.(req) ?? tenant;
     const refusal = stream.admit(owner);
     if (refusal) return send(reply, refusal);
+    // fastify answers HEAD with this GET handler: a stream attached to a HEAD response
+    // would never send its (bodiless) answer and hold the connection, so HEAD gets the
+    // headers a stream would start with and ends.
+    if (req.method === "HEAD") return reply.type(EVENT_STREAM_TYPE).send();
     const last = req.headers["last-event-id"];
     reply.hijack();
     stream.attach(reply.raw, tenant, owner, typeof last === "string" ? last : undefined);

@@ -14,14 +14,7 @@ export interface KnownGap {
   readonly matches: (p: RequestPlan) => boolean;
 }
 
-export const KNOWN_GAPS: readonly KnownGap[] = [
-  {
-    owner: "streams (§3 SSE streams)",
-    finding:
-      "HEAD /v1/events with a valid key sends no status line at all (the connection is held)",
-    matches: (p) => p.method === "HEAD" && p.route.path === "/v1/events",
-  },
-];
+export const KNOWN_GAPS: readonly KnownGap[] = [];
 
 const sendAll = process.env.FUZZ_ALL === "1";
 

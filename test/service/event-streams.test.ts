@@ -107,3 +107,24 @@ describe("stream caps", () => {
     expect(status).toBe(200);
   }, 15_000);
 });
+
+describe("HEAD /v1/events", () => {
+  it("answers with a stream's headers and ends, holding no stream slot", async () => {
+    t = await startTestService({ events: { maxStreamsPerKey: 1 } });
+    for (let i = 0; i < 3; i++) {
+      // fetch resolves only once the status line arrives; the old handler attached a
+      // stream to the HEAD response and never sent one.
+      const res = await fetch(`${t.svc.url}/v1/events`, {
+        method: "HEAD",
+        headers: { authorization: `Bearer ${t.acme.key}` },
+        signal: AbortSignal.timeout(5_000),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    }
+    // with a cap of one stream per key, the HEADs above left the slot free
+    await stream(t.acme.key);
+    const unauthenticated = await fetch(`${t.svc.url}/v1/events`, { method: "HEAD" });
+    expect(unauthenticated.status).toBe(401);
+  }, 15_000);
+});
