@@ -160,6 +160,33 @@ export class Dispatcher {
     this.stopController.abort(new Error("scheduler stopped"));
   }
 
+  /**
+   * Gives up on every handler still running (stopping, after the abort): its outcome, if it
+   * ever comes, is ignored, and nothing is written for it; its claim is left to run out (or
+   * to a restart of this node name). Without this a handler that ignores its signal, or
+   * answers it late, settled after the stop returned: against a closed store, which the
+   * settler retried forever and the process never exited. Returns how many it gave up on.
+   */
+  abandonRunning(): number {
+    const runs = [...this.inFlight];
+    for (const run of runs) {
+      run.done = true;
+      this.inFlight.delete(run);
+      this.running--;
+      this.queue.done(run.lane);
+    }
+    if (runs.length > 0) {
+      this.d.logger.warn(
+        { jobs: runs.length, ids: runs.slice(0, 20).map((r) => r.job.id) },
+        "handlers still running after the abort; their claims are left to their leases",
+      );
+      if (this.running === 0 && this.settling === 0) {
+        for (const w of this.idleWaiters.splice(0)) w();
+      }
+    }
+    return runs.length;
+  }
+
   private pump(): void {
     // A job that finishes at once (expired, no handler) frees its slot inside this loop;
     // the loop picks that up instead of recursing once per job.

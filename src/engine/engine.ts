@@ -14,6 +14,9 @@ import { Settler } from "./settler.js";
 import { Watcher } from "./watcher.js";
 import { WheelDriver } from "./wheel-driver.js";
 
+/** How long stop() waits, after aborting the handlers still running, for them to return. */
+const ABORT_GRACE_MS = 200;
+
 export interface EngineDeps {
   readonly options: ResolvedOptions;
   readonly handlers: ReadonlyMap<string, Handler>;
@@ -169,6 +172,7 @@ export class Engine {
   start(): void {
     if (this.started) return;
     this.started = true;
+    this.settler.open();
     this.dispatcher.resumeStarting();
     // With an explicit `shards` option the caller runs the node services itself.
     if (this.store.nodeStart && !this.options.shards) {
@@ -250,9 +254,23 @@ export class Engine {
     if (!drained) {
       this.logger.warn({ timeoutMs }, "handlers still running at stop; aborting them");
       this.dispatcher.abortRunning();
+      // A handler that honours the abort records its outcome (briefly); one that does not
+      // is given up on, so nothing settles after stop() returns (and the store closes).
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.dispatcher.idle(),
+        new Promise<void>((r) => {
+          grace = setTimeout(r, ABORT_GRACE_MS);
+        }),
+      ]);
+      clearTimeout(grace);
+      this.dispatcher.abandonRunning();
     }
     await this.keeper.stop();
     await this.settler.flush();
+    // Anything settled from now on (a release racing the stop) is refused, not retried
+    // against a store that is about to close; start() opens it again.
+    this.settler.close();
   }
 
   /** Hands unstarted claims back: pending again at their due time, attempt not counted. */

@@ -26,8 +26,33 @@ export class Settler {
     private readonly maxBatch = 1000,
   ) {}
 
+  /** Set by close(): settlements are refused (resolve false), failed writes not retried. */
+  private closed = false;
+
+  /**
+   * Refuses settlements from now on (the engine stopped; its store may close): a late one
+   * resolves false at once and is logged, and a write failing now is given up, not retried
+   * forever against a closed store (whose retry timer would keep the process alive). The
+   * claims concerned come back by lease, or at once when this node name starts again.
+   */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** Accepts settlements again (the engine started again). */
+  open(): void {
+    this.closed = false;
+  }
+
   /** Resolves to true when the settlement applied (the claim was still ours). */
   settle(settlement: Settlement): Promise<boolean> {
+    if (this.closed) {
+      this.logger.warn(
+        { id: settlement.id, outcome: settlement.outcome },
+        "settlement after the scheduler stopped; not recorded (the claim comes back by lease)",
+      );
+      return Promise.resolve(false);
+    }
     return new Promise<boolean>((resolve) => {
       this.queue.push({ settlement, resolve });
       if (this.queue.length >= this.maxBatch) void this.flush();
@@ -64,6 +89,14 @@ export class Settler {
         batch.forEach((w, i) => w.resolve(applied[i] ?? false));
         failures = 0;
       } catch (err) {
+        if (this.closed) {
+          this.logger.error(
+            { err, dropped: this.queue.length },
+            "settling jobs failed after the scheduler stopped; not retried (claims come back by lease)",
+          );
+          for (const w of this.queue.splice(0)) w.resolve(false);
+          return;
+        }
         failures++;
         const delay = Math.min(5000, 50 * 2 ** failures);
         this.logger.error(

@@ -129,4 +129,49 @@ describe("leases: renewal, restart release, stop (manual clock, real SQLite)", (
       });
     }
   });
+
+  it("a handler that outlives the stop's abort settles nothing after close(): no retry loop against the closed store", async () => {
+    // The SIGTERM hang of the chaos run: a delivery that returned after the stop had
+    // flushed and the store had closed queued a settlement the settler retried forever (a
+    // ref'd timer every 5 s), so `serve` never exited.
+    const errors: string[] = [];
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: () => undefined,
+      error: (_o: object, msg?: string) => void errors.push(msg ?? ""),
+    };
+    h = makeHarness({ logger });
+    const g = gate(); // ignores its signal: it ends only when the test lets it
+    h.scheduler.handle("t", g.handler);
+    const { job } = await h.scheduler.schedule({ dueAt: T0 + 10, target: "t" });
+    h.scheduler.start();
+    await h.clock.advanceTo(T0 + 100);
+    expect(g.started).toEqual([job.id]);
+    const writes: number[] = [];
+    const write = h.store.jobsSettle.bind(h.store);
+    h.store.jobsSettle = (p) => {
+      writes.push(p.settlements.length);
+      return write(p);
+    };
+    await h.scheduler.close({ timeoutMs: 1 });
+    g.releaseAll(); // the handler returns after the store closed
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    expect(writes).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it("a handler given up on at stop keeps its claim for its lease (or a restart of the node name)", async () => {
+    h = makeHarness({ nodeName: "node-1" });
+    const g = gate();
+    h.scheduler.handle("t", g.handler);
+    const { job } = await h.scheduler.schedule({ dueAt: T0 + 10, target: "t" });
+    h.scheduler.start();
+    await h.clock.advanceTo(T0 + 100);
+    await h.scheduler.stop({ timeoutMs: 1 });
+    g.releaseAll();
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    expect(await h.scheduler.get(job.id)).toMatchObject({ status: "claimed", attempts: 1 });
+    expect((await h.scheduler.stats()).inFlight).toBe(0);
+  });
 });

@@ -25,6 +25,9 @@ interface ServeOptions {
   nodeName?: string;
 }
 
+/** What a stop may take beyond --stop-timeout before serve exits anyway (code 1). */
+const STOP_MARGIN_MS = 5_000;
+
 /** `duetime serve`: the HTTP API, webhook delivery and /mcp, firing jobs while it runs. */
 export function registerServe(program: Command): void {
   program
@@ -114,6 +117,7 @@ back, waits for running deliveries (--stop-timeout), closes the database and exi
           requestTimeoutMs,
         )!;
         const concurrency = parseIntFlag(o.concurrency, "--concurrency", 1, 100_000)!;
+        const stopTimeoutMs = parseIntFlag(o.stopTimeout, "--stop-timeout", 0, 3_600_000)!;
         // Loaded here: fastify, undici and the MCP SDK would slow every other command.
         const { startService } = await import("../../service/service.js");
         const service = await startService({
@@ -151,7 +155,7 @@ back, waits for running deliveries (--stop-timeout), closes the database and exi
             o.webhookConcurrencyPerOrigin,
             "--webhook-concurrency-per-origin",
           ),
-          stopTimeoutMs: parseIntFlag(o.stopTimeout, "--stop-timeout", 0, 3_600_000)!,
+          stopTimeoutMs,
           scheduler: {
             concurrency,
             ...optionalInt("tenantConcurrency", o.tenantConcurrency, "--tenant-concurrency"),
@@ -165,6 +169,16 @@ back, waits for running deliveries (--stop-timeout), closes the database and exi
         // A second signal during the drain means "now": claimed jobs come back by lease.
         const force = (): void => process.exit(EXIT.failure);
         process.once("SIGINT", force).once("SIGTERM", force);
+        // The contract: out within the stop timeout plus a bounded margin, whatever is still
+        // pending (a store that does not answer, a close that waits). Unref'd: a stop that
+        // finishes exits as soon as it is done.
+        const hardExitMs = stopTimeoutMs + STOP_MARGIN_MS;
+        setTimeout(() => {
+          process.stderr.write(
+            `duetime serve: stop did not finish within ${hardExitMs} ms; exiting (still active: ${process.getActiveResourcesInfo().join(", ")})\n`,
+          );
+          process.exit(EXIT.failure);
+        }, hardExitMs).unref();
         await service.close();
         out("stopped");
         return EXIT.ok;

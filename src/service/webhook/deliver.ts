@@ -86,7 +86,11 @@ export interface WebhookDelivery {
   readonly handler: Handler;
   /** Its fair share: one lane per tenant and origin (`handleOther(handler, { fairShare })`). */
   readonly fairShare: FairShare;
-  /** Closes the connection pool. */
+  /**
+   * Closes the connection pool at once: requests still open are destroyed, not awaited
+   * (called once the scheduler has stopped, when a request still open belongs to a delivery
+   * it gave up on; agent.close() would wait for a slow receiver's answer).
+   */
   close(): Promise<void>;
 }
 
@@ -202,7 +206,7 @@ export function createWebhookDelivery(options: WebhookOptions): WebhookDelivery 
   };
 
   const fairShare: FairShare = { keyOf: originOf, concurrency };
-  return { handler, fairShare, close: () => agent.close() };
+  return { handler, fairShare, close: () => agent.destroy() };
 }
 
 /** The lane of a webhook job: its target's origin (the target as written when not a URL). */
