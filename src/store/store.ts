@@ -95,13 +95,7 @@ export interface Store {
    * counted, like a released claim. At most `limit` per call. Resolves to the number given
    * back; stores that announce earlier due times (PostgreSQL) announce these too.
    */
-  leasesReleaseStale(params: {
-    ownerPrefix: string;
-    exceptOwner: string;
-    expiresBy: number;
-    now: number;
-    limit: number;
-  }): Promise<number>;
+  leasesReleaseStale(params: StaleLeasesParams): Promise<number>;
 
   /**
    * What the watcher needs to decide how long to sleep: the earliest due time in the hot
@@ -178,6 +172,19 @@ export interface JobsListParams {
   readonly dueTo?: number;
   /** Start strictly after this (dueAt, id) position. */
   readonly after?: { readonly dueAt: number; readonly id: string };
+  readonly limit: number;
+}
+
+/** `leasesReleaseStale`: which earlier incarnation's claims to give back, and how many. */
+export interface StaleLeasesParams {
+  /** Lease owners starting with this (`<nodeName>/`) are this node's incarnations. */
+  readonly ownerPrefix: string;
+  /** The current incarnation's owner, never released. */
+  readonly exceptOwner: string;
+  /** Only leases expiring at or before this epoch ms (their renewals have stopped). */
+  readonly expiresBy: number;
+  readonly now: number;
+  /** At most this many per call. */
   readonly limit: number;
 }
 

@@ -18,6 +18,7 @@ import type {
   StageResult,
   NodeServices,
   NodeStartParams,
+  StaleLeasesParams,
   Store,
 } from "../../store/store.js";
 import { settlementRequeue } from "../../store/store.js";
@@ -345,13 +346,7 @@ export class PostgresStore implements Store {
     return r.rowCount ?? 0;
   }
 
-  async leasesReleaseStale(params: {
-    ownerPrefix: string;
-    exceptOwner: string;
-    expiresBy: number;
-    now: number;
-    limit: number;
-  }): Promise<number> {
+  async leasesReleaseStale(params: StaleLeasesParams): Promise<number> {
     if (params.limit <= 0) return 0;
     const { rows } = await this.run("releasing stale claims", () =>
       withRetry(() =>

@@ -1,4 +1,4 @@
-import type { LeaseExpiryResult, Settlement } from "../../store/store.js";
+import type { LeaseExpiryResult, Settlement, StaleLeasesParams } from "../../store/store.js";
 import type { SqliteContext } from "./context.js";
 import { CounterDeltas } from "./rows.js";
 
@@ -192,10 +192,7 @@ export function expireLeases(ctx: SqliteContext, now: number, limit: number): Le
  * their due time with the attempt given back, as a released claim. Call inside a write
  * transaction.
  */
-export function releaseStale(
-  ctx: SqliteContext,
-  p: { ownerPrefix: string; exceptOwner: string; expiresBy: number; now: number; limit: number },
-): number {
+export function releaseStale(ctx: SqliteContext, p: StaleLeasesParams): number {
   const stale = ctx.s.leasesStale.all({
     prefix: p.ownerPrefix,
     except: p.exceptOwner,

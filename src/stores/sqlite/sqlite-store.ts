@@ -16,6 +16,7 @@ import type {
   RescheduleParams,
   RescheduleResult,
   Settlement,
+  StaleLeasesParams,
   StageResult,
   Store,
 } from "../../store/store.js";
@@ -255,13 +256,7 @@ export class SqliteStore implements Store {
     );
   }
 
-  async leasesReleaseStale(params: {
-    ownerPrefix: string;
-    exceptOwner: string;
-    expiresBy: number;
-    now: number;
-    limit: number;
-  }): Promise<number> {
+  async leasesReleaseStale(params: StaleLeasesParams): Promise<number> {
     if (params.limit <= 0) return 0;
     return this.ctx.write("releasing stale claims", () => releaseStale(this.ctx, params));
   }
