@@ -130,7 +130,9 @@ function checkTargetUrl(value: unknown, field: string, allowPrivate: boolean): s
  * connect time, on the addresses they resolve to (service/webhook/address-guard.ts).
  */
 function isInternalHost(url: URL): boolean {
-  const host = url.hostname.toLowerCase();
+  // A name may end in the root's dot ("localhost." is localhost): judge it without.
+  let host = url.hostname.toLowerCase();
+  while (host.endsWith(".")) host = host.slice(0, -1);
   if (host === "localhost" || host.endsWith(".localhost")) return true;
   const literal = host.startsWith("[") ? host.slice(1, -1) : host;
   // The URL parser has already normalised IPv4 forms (0x7f.1, 2130706433) to dotted quads.

@@ -108,6 +108,9 @@ describe("POST /v1/jobs/batch", () => {
       [3, "jobs[3].dueAt"],
     ]);
     expect(r.body.error.field).toBe("jobs[1].target");
+    // the top-level error is the first item's, described once as in `errors`
+    expect(r.body.errors[0].received).toBe('"ftp://nope"');
+    expect(r.body.error.received).toBe(r.body.errors[0].received);
     expect((await t.api("GET", "/v1/stats")).body.counts.pending).toBe(0);
   });
 

@@ -91,6 +91,13 @@ describe("SSRF ranges at create time (real HTTP)", () => {
       expect(r.body.error.field, target).toBe("target");
       expect(r.body.error.expected).toMatch(/a URL of a public host/);
     }
+    // localhost names, also written with the root's trailing dot
+    for (const host of ["localhost", "localhost.", "foo.localhost.", "LOCALHOST.."]) {
+      const target = `http://${host}:8080/hook`;
+      const r = await t.api("POST", "/v1/jobs", { body: { delayMs: 60_000, target } });
+      expect(r.status, target).toBe(400);
+      expect(r.body.error.field, target).toBe("target");
+    }
     const publicForms = ["http://[2002:808:808::1]/h", "http://[64:ff9b::808:808]/h"];
     for (const target of publicForms) {
       const r = await t.api("POST", "/v1/jobs", { body: { delayMs: 60_000, target } });

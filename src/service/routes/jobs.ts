@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Scheduler } from "../../api/scheduler.js";
-import { InvalidJobError } from "../../core/errors.js";
+import { Described, InvalidJobError } from "../../core/errors.js";
 import type { Job } from "../../core/job.js";
 import { validateScheduleInput, type ScheduleInput } from "../../core/schedule-input.js";
 import { resolveDueTime } from "../../core/due-time.js";
@@ -90,7 +90,7 @@ function createRoutes(app: FastifyInstance, o: JobRoutesOptions): void {
         "invalid",
         first.field,
         first.expected,
-        first.received,
+        new Described(first.received), // already described once, as in `errors`
         `${errors.length} of ${items.length} jobs are invalid; nothing was stored. First: ${first.message}`,
         { errors },
       );
