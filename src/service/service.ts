@@ -12,7 +12,7 @@ import { ServiceMetrics, observeClaims } from "./metrics.js";
 import { StorageHealth } from "./storage-health.js";
 import type { RateLimitOptions } from "./rate-limit.js";
 import { tenantQuotas, type TenantQuotaOptions } from "./quota.js";
-import { loadMcpHandler } from "./routes/mcp.js";
+import { mountMcpHandler } from "./routes/mcp.js";
 import { buildServer, checkEdgeOptions } from "./server.js";
 import { createWebhookDelivery } from "./webhook/deliver.js";
 
@@ -66,7 +66,7 @@ export interface ServiceOptions {
   readonly logDestination?: NodeJS.WritableStream;
   /** Version reported by /openapi.json. */
   readonly version?: string;
-  /** Mount /mcp when the MCP module is present. Default true. */
+  /** Mount /mcp (the MCP server over HTTP). Default true; false answers /mcp with 501. */
   readonly mcp?: boolean;
   /** `GET /v1/events` tuning (docs/dashboard.md): stream caps, key re-check interval. */
   readonly events?: EventStreamOptions;
@@ -131,30 +131,26 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   });
   scheduler.handleOther(webhook.handler, { fairShare: webhook.fairShare });
   metrics.watch(scheduler);
-  const mcpHandler =
-    o.mcp === false
-      ? null
-      : await loadMcpHandler(
-          {
-            scheduler,
-            allowPrivateTargets: o.allowPrivateTargets ?? false,
-            ...(scheduler.options.maxPastMs === null
-              ? {}
-              : { maxPastMs: scheduler.options.maxPastMs }),
-            ...(o.version === undefined ? {} : { version: o.version }),
-          },
-          logger,
-        );
-
   let stopping = false;
-  // Built inside the try: an option buildServer refuses must not leave the store open.
+  // Built inside the try: an option buildServer or the MCP server refuses must not leave the
+  // store open.
   const build = (): Promise<FastifyInstance> =>
     buildServer({
       scheduler,
       keys,
       metrics,
       logger: logger.child({ component: "http" }),
-      mcpHandler,
+      mcpHandler:
+        o.mcp === false
+          ? null
+          : mountMcpHandler({
+              scheduler,
+              allowPrivateTargets: o.allowPrivateTargets ?? false,
+              ...(scheduler.options.maxPastMs === null
+                ? {}
+                : { maxPastMs: scheduler.options.maxPastMs }),
+              ...(o.version === undefined ? {} : { version: o.version }),
+            }),
       isStopping: () => stopping,
       storage,
       ...(o.allowPrivateTargets === undefined

@@ -1,50 +1,26 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance, onRequestHookHandler } from "fastify";
-import type { Scheduler } from "../../api/scheduler.js";
-import type { Logger } from "../../engine/logger.js";
+import {
+  createMcpHttpHandler,
+  type McpHttpHandler,
+  type McpHttpHandlerOptions,
+} from "../../mcp/http.js";
+import { registerMcpTargets } from "../../mcp/reminders.js";
 import { ApiError, sendError } from "../http-errors.js";
 
-/** The handler src/mcp/http.ts exports a factory for (createMcpHttpHandler). */
-export type McpHttpHandler = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  ctx: { tenant: string; body: unknown },
-) => Promise<void>;
+export type { McpHttpHandler };
 
 /** What the service passes to createMcpHttpHandler. */
-export interface McpMountOptions {
-  readonly scheduler: Scheduler;
-  /** Accept private, loopback and link-local webhook targets (--allow-private-targets). */
-  readonly allowPrivateTargets: boolean;
-  readonly maxPastMs?: number;
-  readonly version?: string;
-}
-
-interface McpModule {
-  createMcpHttpHandler(opts: McpMountOptions): McpHttpHandler;
-}
+export type McpMountOptions = McpHttpHandlerOptions;
 
 /**
- * Loads the MCP server's HTTP handler and registers its fired-job targets (reminders) on
- * the scheduler. Imported by a computed specifier so the service builds and starts even
- * where the MCP module is absent; then /mcp answers 501.
+ * The MCP server's HTTP handler, with its fired-job targets (reminders) registered on the
+ * scheduler. The MCP module is part of this package and imported statically: an error it
+ * throws (a bad option, a bug) fails the service's start instead of turning into a 501.
  */
-export async function loadMcpHandler(
-  options: McpMountOptions,
-  logger: Logger,
-): Promise<McpHttpHandler | null> {
-  const dir = "../../mcp/";
-  try {
-    const http = (await import(`${dir}http.js`)) as McpModule;
-    const reminders = (await import(`${dir}reminders.js`)) as {
-      registerMcpTargets?: (s: Scheduler) => void;
-    };
-    reminders.registerMcpTargets?.(options.scheduler);
-    return http.createMcpHttpHandler(options);
-  } catch (err) {
-    logger.warn({ err }, "MCP module not available: /mcp answers 501");
-    return null;
-  }
+export function mountMcpHandler(options: McpMountOptions): McpHttpHandler {
+  const handler = createMcpHttpHandler(options);
+  registerMcpTargets(options.scheduler);
+  return handler;
 }
 
 /** POST/GET/DELETE /mcp behind the bearer hook; the MCP transport writes the answer. */
