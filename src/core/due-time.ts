@@ -1,4 +1,5 @@
 import { Described, InvalidJobError, describeReceived } from "./errors.js";
+import { assertLocale } from "./locales.js";
 import { isEpochMs, MAX_TIME_ZONE, parseDueTime, requireInstant } from "./time-input.js";
 import { optionalString, prefixText, requireInteger, type FieldPrefix } from "./validate.js";
 
@@ -10,12 +11,15 @@ export interface DueTimeFields {
   readonly dueAt?: unknown;
   readonly delayMs?: unknown;
   readonly timeZone?: unknown;
+  readonly locale?: unknown;
 }
 
 export interface DueTimeContext {
   readonly now: number;
   /** How far in the past a due time may be (ms), or null for no limit. */
   readonly maxPastMs: number | null;
+  /** Zone for wall times and natural language when the input names none. Default UTC. */
+  readonly defaultTimeZone?: string;
 }
 
 /**
@@ -41,7 +45,10 @@ export function resolveDueTime(
     const delay = requireInteger(input.delayMs, "delayMs", 0, MAX_DELAY_MS, prefix);
     dueAt = requireInstant(ctx.now + delay, `${prefixText(prefix)}delayMs`, input.delayMs);
   } else if (input.dueAt !== undefined) {
-    const timeZone = optionalString(input.timeZone, "timeZone", TIME_ZONE_RULE, prefix);
+    const timeZone =
+      optionalString(input.timeZone, "timeZone", TIME_ZONE_RULE, prefix) ?? ctx.defaultTimeZone;
+    const locale = optionalString(input.locale, "locale", LOCALE_RULE, prefix);
+    if (locale !== undefined) assertLocale(locale, `${prefixText(prefix)}locale`);
     if (isEpochMs(input.dueAt)) {
       // the bulk path's common case: no options object, no name strings
       dueAt = input.dueAt;
@@ -51,7 +58,9 @@ export function resolveDueTime(
         now: ctx.now,
         field: `${p}dueAt`,
         timeZoneField: `${p}timeZone`,
+        localeField: `${p}locale`,
         ...(timeZone === undefined ? {} : { timeZone }),
+        ...(locale === undefined ? {} : { locale }),
       });
     }
   } else {
@@ -72,3 +81,4 @@ export function resolveDueTime(
 }
 
 const TIME_ZONE_RULE = { max: MAX_TIME_ZONE } as const;
+const LOCALE_RULE = { max: 35 } as const;

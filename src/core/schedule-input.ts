@@ -24,8 +24,13 @@ export interface ScheduleInput {
   readonly dueAt?: number | Date | string;
   /** Fire this many ms from now. */
   readonly delayMs?: number;
-  /** IANA time zone for natural-language `dueAt`. Default UTC. */
+  /**
+   * IANA time zone a wall time ("2026-12-03T10:00:00") or natural language in `dueAt` is read
+   * in. Default: the scheduler's `timeZone` (UTC unless set).
+   */
   readonly timeZone?: string;
+  /** Language of natural-language `dueAt` ("fr": "demain à 9h"). Default English. */
+  readonly locale?: string;
   /** Handler name (library) or webhook URL (service). */
   readonly target: string;
   /** Target options such as webhook headers. */
@@ -46,6 +51,7 @@ export const SCHEDULE_INPUT_FIELDS = [
   "dueAt",
   "delayMs",
   "timeZone",
+  "locale",
   "target",
   "targetOptions",
   "payload",

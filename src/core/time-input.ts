@@ -1,21 +1,21 @@
-// The English parser only: the package root loads every locale (82 ms against 23 ms a start).
-import * as chrono from "chrono-node/en";
 import { Described, InvalidJobError, describeReceived } from "./errors.js";
+import { timeTextParser, type TimeTextParser } from "./locales.js";
+import { tzOffsetMinutes, zonedWallTimeToInstant } from "./wall-time.js";
 
 /**
  * Turns what a person or a client writes for "when" into an epoch-ms instant:
  *  - a number: epoch milliseconds;
  *  - a Date;
  *  - an ISO 8601 time with an offset or Z ("2026-12-01T09:00:00+01:00");
+ *  - an ISO 8601 time without one ("2026-12-03T10:00:00", "2026-12-03"): a wall time, read in
+ *    `timeZone` (a time the clocks skip moves forward by the gap, one they show twice is its
+ *    first occurrence: docs/clocks.md);
  *  - a delay ("in 10 minutes", "in 2h", "in 90 seconds");
  *  - natural language ("tomorrow 9am", "next friday at 17:30"), read in `timeZone` (an IANA
- *    name, default UTC) by chrono-node.
+ *    name, default UTC) by chrono-node, in English or in `locale` ("demain à 9h" with fr).
  * One parser for the library, the HTTP API, the MCP tools and the CLI.
  */
-export function parseDueTime(
-  value: unknown,
-  opts: { now: number; timeZone?: string; field?: string; timeZoneField?: string },
-): number {
+export function parseDueTime(value: unknown, opts: DueTimeTextOptions): number {
   const field = opts.field ?? "dueAt";
   return requireInstant(readDueTime(value, opts, field), field, value);
 }
@@ -45,6 +45,20 @@ export function isEpochMs(value: unknown): value is number {
   return typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= MAX_INSTANT;
 }
 
+/** How parseDueTime reads a text. */
+export interface DueTimeTextOptions {
+  /** The instant "in 10 minutes" and "tomorrow" count from (epoch ms). */
+  readonly now: number;
+  /** IANA zone wall times and natural language are read in. Default UTC. */
+  readonly timeZone?: string;
+  /** Language of natural-language text (locales.ts lists them). Default English. */
+  readonly locale?: string;
+  /** Field names for errors. Defaults "dueAt", "timeZone", "locale". */
+  readonly field?: string;
+  readonly timeZoneField?: string;
+  readonly localeField?: string;
+}
+
 /** The last instant a due time may be: 9999-12-31T23:59:59.999Z. */
 export const MAX_INSTANT = 253_402_300_799_999;
 /**
@@ -68,11 +82,7 @@ function describeInstant(ms: number): string {
   return Number.isNaN(d.getTime()) ? `epoch ms ${ms}` : d.toISOString();
 }
 
-function readDueTime(
-  value: unknown,
-  opts: { now: number; timeZone?: string; timeZoneField?: string },
-  field: string,
-): number {
+function readDueTime(value: unknown, opts: DueTimeTextOptions, field: string): number {
   if (typeof value === "number") {
     if (!Number.isInteger(value)) {
       throw new InvalidJobError(field, DUE_RANGE_TEXT, value);
@@ -103,20 +113,51 @@ function readDueTime(
     if (Number.isNaN(t)) throw new InvalidJobError(field, EXPECTED, value);
     return t;
   }
-  if (/^\d{4}-\d{2}-\d{2}/.test(text)) {
+  if (/^\d{4}-\d{2}-\d{2}/.test(text)) return readLocalIso(text, value, timeZone, field);
+  const delay = parseDelay(text);
+  if (delay !== null) return opts.now + delay;
+  const parser = timeTextParser(opts.locale, opts.localeField ?? "locale");
+  return readNaturalTime(parser, text, value, opts.now, timeZone, field);
+}
+
+/** "2026-12-03T10:00:00" or "2026-12-03" (midnight): a wall time in `timeZone`. */
+function readLocalIso(text: string, value: string, timeZone: string, field: string): number {
+  const m = ISO_WITHOUT_OFFSET.exec(text);
+  const wall = m && {
+    year: Number(m[1]),
+    month: Number(m[2]),
+    day: Number(m[3]),
+    hour: Number(m[4] ?? 0),
+    minute: Number(m[5] ?? 0),
+    second: Number(m[6] ?? 0),
+    millisecond: Number((m[7] ?? "0").padEnd(3, "0")),
+  };
+  if (
+    !wall ||
+    wall.month < 1 ||
+    wall.month > 12 ||
+    wall.day < 1 ||
+    wall.day > daysInMonth(wall.year, wall.month) ||
+    wall.hour > 23 ||
+    wall.minute > 59 ||
+    wall.second > 59
+  ) {
     throw new InvalidJobError(
       field,
-      "an ISO time with an offset or Z (e.g. 2026-12-01T09:00:00Z)",
+      "an ISO 8601 date and time (2026-12-03T10:00:00, read in timeZone; or with an offset or Z)",
       value,
     );
   }
-  const delay = parseDelay(text);
-  if (delay !== null) return opts.now + delay;
-  return readNaturalTime(text, value, opts.now, timeZone, field);
+  return zonedWallTimeToInstant(wall, timeZone);
+}
+
+function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
 }
 
 /** "tomorrow 9am", "next friday at 17:30": chrono-node, read in `timeZone`. */
 function readNaturalTime(
+  chrono: TimeTextParser,
   text: string,
   value: string,
   now: number,
@@ -152,6 +193,9 @@ function readNaturalTime(
 
 const EXPECTED =
   'an ISO time with offset, epoch ms, a delay ("in 10 minutes") or a time such as "tomorrow 9am"';
+/** Date, or date and time to the millisecond, with no offset: a wall time. */
+const ISO_WITHOUT_OFFSET =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?)?$/i;
 const ISO_WITH_OFFSET =
   /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
 
@@ -223,48 +267,4 @@ export function assertTimeZone(timeZone: unknown, field: string): asserts timeZo
   } catch {
     throw new InvalidJobError(field, "an IANA time zone name such as Europe/Paris", timeZone);
   }
-}
-
-/** Offset of `timeZone` from UTC at `instant`, in minutes (east positive). */
-export function tzOffsetMinutes(timeZone: string, instant: number): number {
-  const f = new Intl.DateTimeFormat("en-US", {
-    timeZone,
-    hourCycle: "h23",
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-  });
-  const parts = Object.fromEntries(
-    f.formatToParts(new Date(instant)).map((p) => [p.type, p.value]),
-  );
-  const asUtc = Date.UTC(
-    Number(parts.year),
-    Number(parts.month) - 1,
-    Number(parts.day),
-    Number(parts.hour),
-    Number(parts.minute),
-    Number(parts.second),
-  );
-  return Math.round((asUtc - Math.floor(instant / 1000) * 1000) / 60_000);
-}
-
-interface WallTime {
-  year: number;
-  month: number;
-  day: number;
-  hour: number;
-  minute: number;
-  second: number;
-  millisecond: number;
-}
-
-/** The instant at which the clocks of `timeZone` show `w` (offset re-read at that instant). */
-export function zonedWallTimeToInstant(w: WallTime, timeZone: string): number {
-  const naive = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second, w.millisecond);
-  let guess = naive - tzOffsetMinutes(timeZone, naive) * 60_000;
-  guess = naive - tzOffsetMinutes(timeZone, guess) * 60_000;
-  return guess;
 }

@@ -1,6 +1,6 @@
 import type { Job, JobStatus, JsonValue } from "../core/job.js";
-import { isoInstant, isShowable } from "../core/instant-text.js";
-import { tzOffsetMinutes } from "../core/time-input.js";
+import { isoInstant } from "../core/instant-text.js";
+import { isoInZone } from "../core/wall-time.js";
 import { REMINDER_TARGET } from "./reminders.js";
 
 /**
@@ -86,18 +86,6 @@ export function statusLine(v: TaskView): string {
     case "expired":
       return `expired: task ${v.id}${what} was not fired: it came up more than ${v.expire_after_ms} ms after its due time ${when}`;
   }
-}
-
-/** "2026-03-02T09:00:00.000+01:00": the instant as the clocks of `timeZone` show it. */
-export function isoInZone(ms: number, timeZone: string): string {
-  if (!isShowable(ms)) return isoInstant(ms);
-  const offset = tzOffsetMinutes(timeZone, ms);
-  const local = new Date(ms + offset * 60_000).toISOString().slice(0, -1);
-  const sign = offset < 0 ? "-" : "+";
-  const abs = Math.abs(offset);
-  const hh = String(Math.floor(abs / 60)).padStart(2, "0");
-  const mm = String(abs % 60).padStart(2, "0");
-  return `${local}${sign}${hh}:${mm}`;
 }
 
 function isoOrNull(ms: number | null): string | null {

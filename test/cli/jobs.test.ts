@@ -147,9 +147,9 @@ describe("bad input", () => {
       /^error: when: expected .*received "in 2 bananas"/,
     ],
     [
-      "an ISO time without offset",
-      ["add", "2030-01-01T09:00", "--target", "t"],
-      /^error: when: expected an ISO time with an offset/,
+      "an ISO date that does not exist",
+      ["add", "2030-02-30T09:00", "--target", "t"],
+      /^error: when: expected an ISO 8601 date and time .*received "2030-02-30T09:00"/,
     ],
     [
       "a bad zone",

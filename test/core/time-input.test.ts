@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InvalidJobError } from "../../src/core/errors.js";
-import { parseDelay, parseDueTime, tzOffsetMinutes } from "../../src/core/time-input.js";
+import { parseDelay, parseDueTime } from "../../src/core/time-input.js";
+import { tzOffsetMinutes } from "../../src/core/wall-time.js";
 
 // Sunday 2026-03-29 is the day Europe/Paris moves from UTC+1 to UTC+2.
 const NOW = Date.UTC(2026, 2, 28, 15, 30, 0); // Saturday 16:30 in Paris
@@ -35,9 +36,10 @@ describe("parseDueTime", () => {
     );
   });
 
-  it("refuses an ISO time without an offset, since its instant would be a guess", () => {
-    expect(() => parseDueTime("2026-12-01T09:00:00", { now: NOW })).toThrow(
-      /dueAt: expected an ISO time with an offset or Z/,
+  it("reads an ISO time without an offset as a wall time, in UTC unless a zone is given", () => {
+    expect(parseDueTime("2026-12-01T09:00:00", { now: NOW })).toBe(Date.UTC(2026, 11, 1, 9));
+    expect(parseDueTime("2026-12-01T09:00:00", { now: NOW, timeZone: "Europe/Paris" })).toBe(
+      Date.UTC(2026, 11, 1, 8),
     );
   });
 

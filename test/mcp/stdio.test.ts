@@ -191,19 +191,22 @@ describe("duetime mcp over stdio", () => {
       scheduled_at: "2099-03-01T09:30:00",
       timezone: "Europe/Paris",
     });
-    // A wall time without an offset is refused: it would be ambiguous across zones.
-    expect(moved.isError).toBe(true);
-    expect(moved.text).toMatch(/^scheduled_at: expected an ISO time with an offset/);
+    // A wall time without an offset is read in the call's timezone: 09:30 in Paris in March
+    expect(moved.isError).toBe(false);
+    expect(moved.structured).toMatchObject({
+      outcome: "rescheduled",
+      task: { id: b.id, version: 2, scheduled_at: "2099-03-01T08:30:00.000Z" },
+    });
 
     const snoozed = await call(mcp.client, "task.reschedule", {
       id: b.id,
-      scheduled_at: "2099-03-01T09:30:00+01:00",
-      expected_version: 1,
+      scheduled_at: "2099-03-01T10:30:00+01:00",
+      expected_version: 2,
     });
     expect(snoozed.isError).toBe(false);
     expect(snoozed.structured).toMatchObject({
       outcome: "rescheduled",
-      task: { id: b.id, version: 2, scheduled_at: "2099-03-01T08:30:00.000Z" },
+      task: { id: b.id, version: 3, scheduled_at: "2099-03-01T09:30:00.000Z" },
     });
     const stale = await call(mcp.client, "task.reschedule", {
       id: b.id,
@@ -211,7 +214,7 @@ describe("duetime mcp over stdio", () => {
       expected_version: 1,
     });
     expect(stale.isError).toBe(true);
-    expect(stale.structured).toMatchObject({ outcome: "version-conflict", task: { version: 2 } });
+    expect(stale.structured).toMatchObject({ outcome: "version-conflict", task: { version: 3 } });
 
     const cancelled = await call(mcp.client, "task.cancel", { id: a.id });
     expect(cancelled.isError).toBe(false);

@@ -44,8 +44,8 @@ describe("malformed requests get a 4xx naming the field, and store nothing", () 
     ["wrong type of dueAt", { body: { dueAt: true, target: TARGET } }, 400, "dueAt"],
     ["unparseable time", { body: { dueAt: "when pigs fly", target: TARGET } }, 400, "dueAt"],
     [
-      "ISO without offset",
-      { body: { dueAt: "2030-01-01T10:00:00", target: TARGET } },
+      "ISO date that does not exist",
+      { body: { dueAt: "2030-02-30T10:00:00", target: TARGET } },
       400,
       "dueAt",
     ],
