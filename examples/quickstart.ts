@@ -35,8 +35,8 @@ console.log((await scheduler.reschedule(later.job.id, "in 2 hours")).outcome); /
 console.log((await scheduler.cancel(later.job.id)).outcome); // cancelled
 
 scheduler.start();
-await once(scheduler, "fired");
-await once(scheduler, "fired");
+await once(scheduler, "succeeded");
+await once(scheduler, "succeeded");
 const stats = await scheduler.stats();
 console.log(`pending: ${stats.counts.pending}, succeeded: ${stats.counts.succeeded}`);
 await scheduler.close(); // stops firing (finishing in-flight work) and closes the file

@@ -5,11 +5,14 @@ import type { JobChange } from "./scheduler-events.js";
 export interface MinuteActivity {
   /** Start of the minute (epoch ms). */
   readonly minute: number;
+  /** Jobs that succeeded in that minute. */
+  readonly succeeded: number;
+  /** @deprecated The same count as `succeeded` under its old name; removed in the release after next. */
   readonly fired: number;
   readonly failed: number;
   readonly dead: number;
   readonly expired: number;
-  /** Lateness of the jobs fired in that minute, in ms. */
+  /** Lateness of the jobs that succeeded in that minute, in ms. */
   readonly latenessP50: number;
   readonly latenessP99: number;
   readonly latenessMax: number;
@@ -17,7 +20,7 @@ export interface MinuteActivity {
 
 interface Slot {
   minute: number;
-  fired: number;
+  succeeded: number;
   failed: number;
   dead: number;
   expired: number;
@@ -29,7 +32,7 @@ const MINUTE = 60_000;
 
 /**
  * Recent activity per minute, per tenant and overall, for the last `keepMinutes` minutes:
- * fired, failed, dead and expired counts and the lateness of what fired. Kept in memory from
+ * succeeded, failed, dead and expired counts and the lateness of what succeeded. Kept in memory from
  * this process's own firing (a dashboard's "now" view), never by reading the store.
  */
 export class ActivityRecorder {
@@ -37,13 +40,13 @@ export class ActivityRecorder {
 
   constructor(private readonly keepMinutes = 60) {}
 
-  /** Records an outcome (fired/failed/dead/expired) at `at` with its lateness. */
+  /** Records an outcome (succeeded/failed/dead/expired) at `at` with its lateness. */
   record(change: Pick<JobChange, "kind" | "tenant" | "at">, latenessMs: number): void {
     for (const key of [ALL, change.tenant]) {
       const slot = this.slotFor(key, change.at);
       switch (change.kind) {
-        case "fired":
-          slot.fired++;
+        case "succeeded":
+          slot.succeeded++;
           slot.lateness.recordValue(clampLateness(latenessMs));
           break;
         case "failed":
@@ -70,7 +73,8 @@ export class ActivityRecorder {
       const s = slots.find((x) => x.minute === m);
       out.push({
         minute: m,
-        fired: s?.fired ?? 0,
+        succeeded: s?.succeeded ?? 0,
+        fired: s?.succeeded ?? 0,
         failed: s?.failed ?? 0,
         dead: s?.dead ?? 0,
         expired: s?.expired ?? 0,
@@ -110,7 +114,7 @@ export class ActivityRecorder {
     }
     let slot = slots.find((s) => s.minute === minute);
     if (!slot) {
-      slot = { minute, fired: 0, failed: 0, dead: 0, expired: 0, lateness: newHistogram() };
+      slot = { minute, succeeded: 0, failed: 0, dead: 0, expired: 0, lateness: newHistogram() };
       slots.push(slot);
       slots.sort((a, b) => a.minute - b.minute);
       const oldest = slots[slots.length - 1]!.minute - (this.keepMinutes - 1) * MINUTE;

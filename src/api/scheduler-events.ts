@@ -8,7 +8,7 @@ export interface JobChange {
     | "cancelled"
     | "rescheduled"
     | "retried"
-    | "fired"
+    | "succeeded"
     | "failed"
     | "deferred"
     | "dead"
@@ -24,6 +24,13 @@ export interface JobChange {
 }
 
 export interface SchedulerEvents {
+  /** The handler returned (or its promise resolved): the job is finished, its result kept. */
+  succeeded: [{ job: Job; latenessMs: number; result: unknown }];
+  /**
+   * @deprecated Use `succeeded`: the same event under its old name, emitted right after it
+   * with the same argument; removed in the release after next. (`failed` is an attempt that
+   * fired too, so "fired" never meant only success.)
+   */
   fired: [{ job: Job; latenessMs: number; result: unknown }];
   failed: [{ job: Job; latenessMs: number; error: string; retryAt: number }];
   /**

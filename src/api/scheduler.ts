@@ -354,7 +354,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   private report(o: DispatchOutcome): void {
-    if (o.kind === "fired" || o.kind === "failed" || o.kind === "dead")
+    if (o.kind === "succeeded" || o.kind === "failed" || o.kind === "dead")
       this.lateness.record(o.latenessMs);
     if (o.applied) {
       this.activity.record(
@@ -370,10 +370,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       return;
     }
     switch (o.kind) {
-      case "fired":
-        this.emit("fired", { job: o.job, latenessMs: o.latenessMs, result: o.result });
-        this.changed("fired", o.job, "succeeded");
+      case "succeeded": {
+        const done = { job: o.job, latenessMs: o.latenessMs, result: o.result };
+        this.emit("succeeded", done);
+        // The deprecated alias, emitted beside it until the next release (see SchedulerEvents).
+        this.emit("fired", done);
+        this.changed("succeeded", o.job, "succeeded");
         break;
+      }
       case "failed":
         this.emit("failed", {
           job: o.job,

@@ -26,7 +26,7 @@ export type Handler = (job: Job, ctx: HandlerContext) => unknown;
 
 /** What happened to a job, reported to the scheduler's events once recorded. */
 export type DispatchOutcome =
-  | { kind: "fired"; job: Job; latenessMs: number; result: JsonValue | null; applied: boolean }
+  | { kind: "succeeded"; job: Job; latenessMs: number; result: JsonValue | null; applied: boolean }
   | {
       kind: "failed";
       job: Job;
@@ -273,7 +273,7 @@ export class Dispatcher {
       this.finish(
         lane,
         { id: job.id, fence: job.fence, firedAt: run.startedAt, outcome: "succeeded", result },
-        { kind: "fired", job, latenessMs, result, applied: false },
+        { kind: "succeeded", job, latenessMs, result, applied: false },
       );
       return;
     }

@@ -47,9 +47,9 @@ export function forwardFiredReminders(
       // The client may be gone; the outcome is stored either way.
       .catch(() => undefined);
   };
-  scheduler.on("fired", onFired);
+  scheduler.on("succeeded", onFired);
   return () => {
-    scheduler.off("fired", onFired);
+    scheduler.off("succeeded", onFired);
   };
 }
 

@@ -5,7 +5,7 @@ import { JOB_STATUSES } from "../core/job.js";
 import type { DeliveryAttempt } from "./webhook/deliver.js";
 
 /** The scheduler events counted in duetime_job_outcomes_total. */
-const OUTCOMES = ["fired", "failed", "deferred", "dead", "expired"] as const;
+const OUTCOMES = ["succeeded", "failed", "deferred", "dead", "expired"] as const;
 
 /**
  * Prometheus metrics of one server (prom-client, a registry of its own so two servers in
@@ -30,7 +30,7 @@ export class ServiceMetrics {
     this.outcomes = new client.Counter({
       name: "duetime_job_outcomes_total",
       help:
-        "Attempts settled by this process, by outcome (fired, failed = will retry, dead, expired; " +
+        "Attempts settled by this process, by outcome (succeeded, failed = will retry, dead, expired; " +
         "deferred = handed back unattempted because a dependency such as the database was down)",
       labelNames: ["outcome"],
       registers,

@@ -323,12 +323,17 @@ export const DASHBOARD_SCHEMAS: Record<string, unknown> = {
       now: epochMs,
       minutes: {
         type: "array",
-        description: "What this process fired, per minute, oldest first",
+        description: "Outcomes of what this process ran, per minute, oldest first",
         items: {
           type: "object",
           properties: {
             minute: epochMs,
-            fired: int,
+            succeeded: int,
+            fired: {
+              ...int,
+              deprecated: true,
+              description: "The same count as `succeeded` (its old name), kept for one release",
+            },
             failed: int,
             dead: int,
             expired: int,

@@ -204,7 +204,12 @@ export const SCHEMAS: Record<string, unknown> = {
           type: "object",
           properties: {
             minute: { type: "string", format: "date-time" },
-            fired: { type: "integer" },
+            succeeded: { type: "integer" },
+            fired: {
+              type: "integer",
+              deprecated: true,
+              description: "The same count as `succeeded` (its old name), kept for one release",
+            },
             failed: { type: "integer" },
             dead: { type: "integer" },
             expired: { type: "integer" },

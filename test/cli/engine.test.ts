@@ -53,7 +53,9 @@ describe("duetime run", () => {
     ]);
     const run = startCli(["run", "--handlers", handlers, "--db", ws.db]);
     try {
-      await run.waitFor(new RegExp(`fired\\s+id=${ok.body.job.id} target=greet latenessMs=\\d+`));
+      await run.waitFor(
+        new RegExp(`succeeded\\s+id=${ok.body.job.id} target=greet latenessMs=\\d+`),
+      );
       await run.waitFor(new RegExp(`dead\\s+id=${bad.body.job.id} target=boom .*error=kaboom`));
     } finally {
       run.child.kill("SIGTERM");

@@ -2,6 +2,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { bucketOf } from "../../src/core/buckets.js";
 import { createIdGenerator, shardOf } from "../../src/core/ids.js";
 import { openStore } from "../../src/stores/open-store.js";
+import { succeededIn } from "../../src/cli/commands/stats.js";
 import { cli, cliJson, ensureBuilt, tempWorkspace } from "./helpers.js";
 
 const HOUR = 3_600_000;
@@ -165,5 +166,23 @@ describe("duetime stats", () => {
     expect(wrong.stderr).toMatch(
       /^error: --granularity: expected "minute" \(the granularity this database was created with\), received "day"$/m,
     );
+  });
+});
+
+describe("stats --url reading a server's per-minute outcomes", () => {
+  it("counts `succeeded`, and `fired` from a server of 0.1 that sends only the old name", () => {
+    const minute = { minute: "2026-03-01T10:00:00.000Z", failed: 1, dead: 0, expired: 0 };
+    expect(
+      succeededIn([
+        { ...minute, succeeded: 2, fired: 2 },
+        { ...minute, succeeded: 3 },
+      ]),
+    ).toBe(5);
+    expect(
+      succeededIn([
+        { ...minute, fired: 4 },
+        { ...minute, fired: 1 },
+      ]),
+    ).toBe(5);
   });
 });

@@ -178,7 +178,9 @@ describe("dashboard in a browser", () => {
     await expect.poll(() => page.locator("#now-backlog").textContent()).toBe("18");
     expect(await page.locator("#now-dead").textContent()).toBe("1");
     expect(await page.locator("#now-overdue").textContent()).toMatch(/late/);
-    expect(await page.locator("#now-chart").getAttribute("aria-label")).toContain("3 jobs fired");
+    expect(await page.locator("#now-chart").getAttribute("aria-label")).toContain(
+      "3 jobs succeeded",
+    );
     await page.screenshot({ path: `${ARTIFACTS}now.png`, fullPage: true });
     await page.context().close();
   });

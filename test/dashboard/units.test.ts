@@ -43,7 +43,7 @@ describe("DeadCounter", () => {
     const t0 = 10 * DAY;
     c.record({ kind: "dead", tenant: "a", at: t0 });
     c.record({ kind: "dead", tenant: "a", at: t0 + 2 * HOUR });
-    c.record({ kind: "fired", tenant: "a", at: t0 + 2 * HOUR });
+    c.record({ kind: "succeeded", tenant: "a", at: t0 + 2 * HOUR });
     c.record({ kind: "dead", tenant: "b", at: t0 + 2 * HOUR });
     expect(c.lastDay(t0 + 3 * HOUR, "a")).toEqual({ count: 2, since: t0 + 3 * HOUR - DAY });
     expect(c.lastDay(t0 + 25 * HOUR, "a").count).toBe(1);

@@ -38,7 +38,7 @@ describe("fair share among tenants (manual clock, real SQLite)", () => {
       Array.from({ length: 100 }, () => ({ tenant: "a", dueAt: T0, target: "slow" })),
     );
     const { job: bJob } = await h.scheduler.schedule({ tenant: "b", dueAt: T0, target: "fast" });
-    const fired = record(h.scheduler, "fired");
+    const fired = record(h.scheduler, "succeeded");
     h.scheduler.start();
     await h.clock.advance(1);
     // before: the queue was one FIFO, a's first ten took every slot and b waited behind 100
@@ -91,14 +91,14 @@ describe("a claimed job's lease covers its wait in memory", () => {
     const jobs = await h.scheduler.scheduleMany(
       Array.from({ length: 20 }, () => ({ dueAt: T0, target: "t" })),
     );
-    const events = record(h.scheduler, "fired", "dead");
+    const events = record(h.scheduler, "succeeded", "dead");
     h.scheduler.start();
     for (let i = 0; i < 300 && events.length < 20; i++) await h.clock.advance(50);
     // before: the waiting jobs' leases ran out, the sweeper recorded them dead (their one
     // attempt spent) and the dispatcher then ran them anyway on a lost claim
     expect((await h.scheduler.stats()).counts).toMatchObject({ succeeded: 20, dead: 0 });
     expect(events.filter((e) => e.kind === "dead")).toEqual([]);
-    expect(events.filter((e) => e.kind === "fired").length).toBe(20);
+    expect(events.filter((e) => e.kind === "succeeded").length).toBe(20);
     expect([...runs.values()].every((n) => n === 1)).toBe(true);
     expect(runs.size).toBe(20);
     for (const { job } of jobs) {

@@ -42,7 +42,7 @@ describe("infrastructure errors are not delivery attempts", () => {
       return "sent";
     });
     const { job } = await h.scheduler.schedule({ dueAt: T0 + 100, target: "t", maxAttempts: 1 });
-    const events = record(h.scheduler, "deferred", "failed", "dead", "fired");
+    const events = record(h.scheduler, "deferred", "failed", "dead", "succeeded");
     h.scheduler.start();
     await h.clock.advanceTo(T0 + 100);
     await h.scheduler.idle();
@@ -74,7 +74,7 @@ describe("infrastructure errors are not delivery attempts", () => {
     await h.scheduler.idle();
     // The same first attempt again: the outage spent nothing.
     expect(runs).toEqual([1, 1]);
-    expect(events.map((e) => e.kind)).toEqual(["deferred", "fired"]);
+    expect(events.map((e) => e.kind)).toEqual(["deferred", "succeeded"]);
     expect(await h.scheduler.get(job.id)).toMatchObject({
       status: "succeeded",
       attempts: 1,

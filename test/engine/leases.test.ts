@@ -41,7 +41,7 @@ describe("leases: renewal, restart release, stop (manual clock, real SQLite)", (
     expect(held!.leaseExpiresAt).toBeGreaterThan(T0 + 60_000);
     expect(held!.leaseExpiresAt).toBeLessThanOrEqual(T0 + 60_000 + 15_000);
     expect(await h.scheduler.sweepLeases()).toEqual({ requeued: 0, dead: 0 });
-    const fired = record(h.scheduler, "fired");
+    const fired = record(h.scheduler, "succeeded");
     g.releaseAll();
     await h.scheduler.idle();
     expect(fired.map((e) => e.args.job.id)).toEqual([job.id]);

@@ -22,7 +22,7 @@ describe("Scheduler firing (manual clock, real SQLite)", () => {
     });
     const dues = [T0 + 100, T0 + 1500, T0 + 1501, T0 + 45_000];
     const jobs = await h.scheduler.scheduleMany(dues.map((dueAt) => ({ dueAt, target: "remind" })));
-    const events = record(h.scheduler, "fired");
+    const events = record(h.scheduler, "succeeded");
     h.scheduler.start();
     await h.clock.advanceTo(T0 + 99);
     expect(firedAt.size).toBe(0);
@@ -41,6 +41,22 @@ describe("Scheduler firing (manual clock, real SQLite)", () => {
         firedAt: job.dueAt,
       });
     }
+  });
+
+  it("emits the deprecated `fired` right after `succeeded`, with the same argument", async () => {
+    h = makeHarness();
+    h.scheduler.handle("t", () => ({ ok: true }));
+    h.scheduler.handle("boom", () => {
+      throw new PermanentJobError("no");
+    });
+    await h.scheduler.schedule({ dueAt: T0 + 5, target: "t" });
+    await h.scheduler.schedule({ dueAt: T0 + 6, target: "boom" });
+    const events = record(h.scheduler, "succeeded", "fired", "dead");
+    h.scheduler.start();
+    await h.clock.advance(10);
+    expect(events.map((e) => e.kind)).toEqual(["succeeded", "fired", "dead"]);
+    expect(events[1]!.args).toBe(events[0]!.args);
+    expect(events[0]!.args).toMatchObject({ result: { ok: true }, latenessMs: 0 });
   });
 
   it("wakes at once when a write moves the earliest due time earlier", async () => {
@@ -176,7 +192,7 @@ describe("Scheduler firing (manual clock, real SQLite)", () => {
       running--;
     });
     await h.scheduler.scheduleMany(Array.from({ length: 10 }, () => ({ dueAt: T0, target: "t" })));
-    const fired = record(h.scheduler, "fired");
+    const fired = record(h.scheduler, "succeeded");
     h.scheduler.start();
     await h.clock.advance(5);
     expect(running).toBe(3);
@@ -204,14 +220,14 @@ describe("catch-up after downtime", () => {
     const [strictJob, ...rest] = await h.scheduler.scheduleMany([strict, ...inputs.reverse()]);
     // the process was down for 3 days
     h.clock.set(T0 + 3 * DAY + 1000);
-    const events = record(h.scheduler, "fired", "expired");
+    const events = record(h.scheduler, "succeeded", "expired");
     h.scheduler.start();
     while (events.length < rest.length + 1) await h.clock.advance(1);
     expect(order).toEqual(inputs.map((i) => i.dueAt).sort((a, b) => a - b));
     const expired = events.filter((e) => e.kind === "expired");
     expect(expired.map((e) => e.args.job.id)).toEqual([strictJob!.job.id]);
     expect(await h.scheduler.get(strictJob!.job.id)).toMatchObject({ status: "expired" });
-    const lateness = events.filter((e) => e.kind === "fired").map((e) => e.args.latenessMs);
+    const lateness = events.filter((e) => e.kind === "succeeded").map((e) => e.args.latenessMs);
     expect(Math.max(...lateness)).toBeGreaterThan(2 * DAY);
     const stats = await h.scheduler.stats();
     expect(stats.counts).toMatchObject({ pending: 0, claimed: 0, succeeded: 216, expired: 1 });
@@ -329,7 +345,7 @@ describe("the library surface", () => {
       ["scheduled", b.job.id, "pending"],
       ["rescheduled", b.job.id, "pending"],
       ["cancelled", b.job.id, "cancelled"],
-      ["fired", a.job.id, "succeeded"],
+      ["succeeded", a.job.id, "succeeded"],
     ]);
     expect((await h.scheduler.get(a.job.id))!.status).toBe("succeeded");
   });

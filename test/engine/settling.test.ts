@@ -35,7 +35,7 @@ describe("settling (a slot is the handler's, not the write's)", () => {
       Array.from({ length: 3 }, () => ({ dueAt: T0 + 10, target: "t" })),
     );
     const gated = gateSettles(h);
-    const fired = record(h.scheduler, "fired");
+    const fired = record(h.scheduler, "succeeded");
     h.scheduler.start();
     await h.clock.advanceTo(T0 + 10);
     // with one slot, all three handlers ran while the first write is still blocked
@@ -66,7 +66,7 @@ describe("settling (a slot is the handler's, not the write's)", () => {
       writes.push(p.settlements.length);
       return write(p);
     };
-    const fired = record(h.scheduler, "fired");
+    const fired = record(h.scheduler, "succeeded");
     h.scheduler.start();
     await h.clock.advanceTo(T0 + 5);
     expect(fired).toHaveLength(50);
@@ -79,7 +79,7 @@ describe("settling (a slot is the handler's, not the write's)", () => {
     h.scheduler.handle("t", () => "done");
     const { job } = await h.scheduler.schedule({ dueAt: T0 + 10, target: "t" });
     gateSettles(h);
-    const fired = record(h.scheduler, "fired");
+    const fired = record(h.scheduler, "succeeded");
     h.scheduler.start();
     await h.clock.advanceTo(T0 + 10);
     let idle = false;

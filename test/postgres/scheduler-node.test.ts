@@ -24,7 +24,7 @@ describe("a Scheduler on PostgreSQL", () => {
       );
       let fired = 0;
       const all = new Promise<void>((resolve) =>
-        scheduler.on("fired", () => {
+        scheduler.on("succeeded", () => {
           if (++fired === made.length) resolve();
         }),
       );
@@ -61,7 +61,7 @@ describe("a Scheduler on PostgreSQL", () => {
       await new Promise((r) => setTimeout(r, 300)); // let it settle into its long sleep
       const started = Date.now();
       await writer.schedule({ dueAt: Date.now(), target: "t" });
-      await once(firing, "fired");
+      await once(firing, "succeeded");
       expect(Date.now() - started).toBeLessThan(5000);
     } finally {
       await firing.close();

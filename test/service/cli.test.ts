@@ -201,6 +201,7 @@ describe("the CLI as a client of duetime serve", () => {
     expect(JSON.parse(stats.stdout).counts.pending).toBe(1);
     const statsText = await cli(["stats"], env);
     expect(statsText.stdout).toContain("jobs by state");
+    expect(statsText.stdout).toMatch(/^succeeded in the last 60 min: 0$/m);
 
     expect((await cli(["cancel", id], env)).code).toBe(0);
     const again = await cli(["cancel", id], env);

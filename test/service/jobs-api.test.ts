@@ -233,7 +233,7 @@ describe("reschedule and cancel", () => {
 });
 
 describe("GET /v1/stats, health and metrics", () => {
-  it("reports counts by state, pending per bucket, lateness and fired per minute", async () => {
+  it("reports counts by state, pending per bucket, lateness and outcomes per minute", async () => {
     await t.api("POST", "/v1/jobs/batch", {
       body: {
         jobs: [
@@ -263,7 +263,7 @@ describe("GET /v1/stats, health and metrics", () => {
     expect(m.body).toContain('duetime_jobs{status="pending"} 1');
     expect(m.body).toContain("duetime_fire_lateness_seconds_bucket");
     expect(m.body).toContain("duetime_claim_batch_size_bucket");
-    expect(m.body).toContain('duetime_job_outcomes_total{outcome="fired"} 0');
+    expect(m.body).toContain('duetime_job_outcomes_total{outcome="succeeded"} 0');
     expect(m.body).toContain("duetime_backlog_overdue 0");
     expect(m.body).toMatch(
       /duetime_http_requests_total\{method="POST",route="\/v1\/jobs",status="201"\} 1/,

@@ -104,7 +104,7 @@ async function runDemo(s: Scheduler, o: DemoRun): Promise<DemoSummary> {
   o.say("firing each at its millisecond (lateness = start of the handler minus due time):");
   const recorder = new FiringRecorder(burst.ours, o);
   s.handle(DEMO_TARGET, (job: Job) => recorder.handlerStarted(job));
-  s.on("fired", ({ job }) => recorder.recorded(job));
+  s.on("succeeded", ({ job }) => recorder.recorded(job));
   s.start();
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([

@@ -84,8 +84,8 @@ function textValue(v: unknown): string {
 }
 
 function subscribe(s: Scheduler, log: Log): void {
-  s.on("fired", ({ job, latenessMs }) =>
-    log("fired", { id: job.id, target: job.target, latenessMs, attempt: job.attempts }),
+  s.on("succeeded", ({ job, latenessMs }) =>
+    log("succeeded", { id: job.id, target: job.target, latenessMs, attempt: job.attempts }),
   );
   s.on("failed", ({ job, latenessMs, error, retryAt }) =>
     log("failed", {

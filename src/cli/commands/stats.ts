@@ -201,7 +201,22 @@ interface RemoteStats {
   buckets: { bucket: string; pending: number; overdue: boolean }[];
   pendingBeyondBuckets: number;
   lateness: { windowMinutes: number; count: number; p50: number; p99: number; max: number };
-  perMinute: { minute: string; fired: number; failed: number; dead: number; expired: number }[];
+  perMinute: RemoteMinute[];
+}
+
+/** One minute of a server's GET /v1/stats; a server of 0.1 sends `fired` for `succeeded`. */
+export interface RemoteMinute {
+  minute: string;
+  succeeded?: number;
+  fired?: number;
+  failed: number;
+  dead: number;
+  expired: number;
+}
+
+/** Jobs succeeded over these minutes, from a server of this release or of 0.1. */
+export function succeededIn(minutes: readonly RemoteMinute[]): number {
+  return minutes.reduce((n, m) => n + (m.succeeded ?? m.fired ?? 0), 0);
 }
 
 /** `stats --url`: the server's GET /v1/stats for the key's tenant. */
@@ -240,7 +255,7 @@ async function remoteStats(
   if (s.pendingBeyondBuckets > 0)
     out(`  + ${s.pendingBeyondBuckets} pending further ahead (see --buckets)`);
   out("");
-  const fired = s.perMinute.reduce((n, m) => n + m.fired, 0);
+  const succeeded = succeededIn(s.perMinute);
   const l = s.lateness;
   out(
     l.count === 0
@@ -248,6 +263,6 @@ async function remoteStats(
       : `lateness of the ${plural(l.count, "job")} the server fired in the last ${l.windowMinutes} min: ` +
           `p50 ${formatLateness(l.p50)}, p99 ${formatLateness(l.p99)}, max ${formatLateness(l.max)}`,
   );
-  out(`fired in the last ${s.perMinute.length} min: ${fired}`);
+  out(`succeeded in the last ${s.perMinute.length} min: ${succeeded}`);
   return EXIT.ok;
 }

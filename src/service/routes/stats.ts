@@ -8,8 +8,8 @@ const ACTIVITY_MINUTES = 60;
 
 /**
  * GET /v1/stats for the request's tenant: counts by state and the pending histogram per
- * bucket (the store's counters), lateness percentiles and fired per minute over the last
- * hour (what this server fired: the scheduler's activity recorder).
+ * bucket (the store's counters), lateness percentiles and outcomes per minute over the last
+ * hour (what this server ran: the scheduler's activity recorder).
  */
 export function statsRoutes(app: FastifyInstance, scheduler: Scheduler): void {
   app.get("/v1/stats", async (request) => {
@@ -40,7 +40,9 @@ export function statsRoutes(app: FastifyInstance, scheduler: Scheduler): void {
       lateness: { windowMinutes: ACTIVITY_MINUTES, ...lateness },
       perMinute: scheduler.activity.minutes(now, ACTIVITY_MINUTES, tenant).map((m) => ({
         minute: new Date(m.minute).toISOString(),
-        fired: m.fired,
+        succeeded: m.succeeded,
+        // Deprecated alias of `succeeded`, kept for one release (docs/http-api.md).
+        fired: m.succeeded,
         failed: m.failed,
         dead: m.dead,
         expired: m.expired,

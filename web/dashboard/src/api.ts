@@ -70,7 +70,7 @@ export interface FutureView {
 
 export interface MinuteActivity {
   minute: number;
-  fired: number;
+  succeeded: number;
   failed: number;
   dead: number;
   expired: number;

@@ -85,7 +85,7 @@ export function futureChart(
   return fitWidth(u, box);
 }
 
-/** Fired per minute (bars, left axis) and lateness p50/p99 (lines, right axis, ms). */
+/** Succeeded per minute (bars, left axis) and lateness p50/p99 (lines, right axis, ms). */
 export function activityChart(
   box: HTMLElement,
   minutes: MinuteActivity[],
@@ -95,9 +95,9 @@ export function activityChart(
 } {
   const data = (m: MinuteActivity[]): uPlot.AlignedData => [
     m.map((x) => x.minute + 30_000),
-    m.map((x) => x.fired),
-    m.map((x) => (x.fired > 0 ? x.latenessP50 : null)),
-    m.map((x) => (x.fired > 0 ? x.latenessP99 : null)),
+    m.map((x) => x.succeeded),
+    m.map((x) => (x.succeeded > 0 ? x.latenessP50 : null)),
+    m.map((x) => (x.succeeded > 0 ? x.latenessP99 : null)),
   ];
   const width = Math.max(box.clientWidth, 280);
   const u = new uPlot(
@@ -123,7 +123,7 @@ export function activityChart(
         { stroke: "currentColor", grid: { stroke: "rgba(127,127,127,0.2)" } },
         {
           stroke: "currentColor",
-          label: "fired / min",
+          label: "succeeded / min",
           size: 60,
           grid: { stroke: "rgba(127,127,127,0.2)" },
         },
@@ -139,7 +139,7 @@ export function activityChart(
       series: [
         { value: (_u, v) => (v === null ? "" : dateText(v)) },
         {
-          label: "Fired",
+          label: "Succeeded",
           stroke: BLUE,
           fill: "rgba(37,99,235,0.35)",
           paths: uPlot.paths.bars!({ size: [0.8, 60] }),

@@ -3,7 +3,14 @@ import { apiKey } from "./api.js";
 /** One change of a job, as `GET /v1/events` sends it (event `job`). */
 export interface JobChange {
   kind:
-    "scheduled" | "cancelled" | "rescheduled" | "retried" | "fired" | "failed" | "dead" | "expired";
+    | "scheduled"
+    | "cancelled"
+    | "rescheduled"
+    | "retried"
+    | "succeeded"
+    | "failed"
+    | "dead"
+    | "expired";
   id: string;
   tenant: string;
   status: string;

@@ -9,8 +9,8 @@ const MINUTES = 30;
 const REFRESH_MS = 10_000;
 
 /**
- * What is happening now: backlog, overdue, in flight, dead today, and a live chart of fired
- * per minute with lateness p50/p99. Fired counts move with the live stream; the lateness
+ * What is happening now: backlog, overdue, in flight, dead today, and a live chart of jobs
+ * succeeded per minute with lateness p50/p99. The counts move with the live stream; the lateness
  * percentiles and counters come from a refresh every 10 s.
  */
 export const nowPage: Page = (ctx) => {
@@ -35,7 +35,7 @@ export const nowPage: Page = (ctx) => {
       h(
         "figcaption",
         { class: "hint" },
-        "Bars: jobs fired per minute. Lines: lateness p50 and p99 (right axis).",
+        "Bars: jobs succeeded per minute. Lines: lateness p50 and p99 (right axis).",
       ),
     ),
     h(
@@ -86,7 +86,7 @@ export const nowPage: Page = (ctx) => {
         "now-dead",
       ),
       stat("Dead, kept in history", num(v.counts.dead), "now-dead-kept"),
-      stat("Fired this minute", num(last?.fired ?? 0), "now-fired"),
+      stat("Succeeded this minute", num(last?.succeeded ?? 0), "now-succeeded"),
       stat(
         `Lateness p50 / p99 / max (${MINUTES} min)`,
         v.lateness.count === 0
@@ -98,8 +98,11 @@ export const nowPage: Page = (ctx) => {
   }
 
   function drawChart(): void {
-    const fired = minutes.reduce((n, m) => n + m.fired, 0);
-    chartBox.setAttribute("aria-label", `${num(fired)} jobs fired in the last ${MINUTES} minutes.`);
+    const succeeded = minutes.reduce((n, m) => n + m.succeeded, 0);
+    chartBox.setAttribute(
+      "aria-label",
+      `${num(succeeded)} jobs succeeded in the last ${MINUTES} minutes.`,
+    );
     if (chart) chart.update(minutes);
     else chart = activityChart(chartBox, minutes);
   }
@@ -107,11 +110,11 @@ export const nowPage: Page = (ctx) => {
   // Live: a firing bumps the current minute's bar at once; the next refresh corrects it.
   const off = ctx.live.on((c: JobChange) => {
     addToFeed(c);
-    if (c.kind !== "fired" && c.kind !== "failed" && c.kind !== "dead") return;
+    if (c.kind !== "succeeded" && c.kind !== "failed" && c.kind !== "dead") return;
     const minute = Math.floor(c.at / 60_000) * 60_000;
     const slot = minutes.find((m) => m.minute === minute);
     if (!slot) return;
-    if (c.kind === "fired") slot.fired++;
+    if (c.kind === "succeeded") slot.succeeded++;
     else if (c.kind === "failed") slot.failed++;
     else slot.dead++;
     drawChart();
