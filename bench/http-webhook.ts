@@ -4,9 +4,9 @@
  * run (jobs due spread over a window: lateness = arrival at the receiver minus due time,
  * HTTP delivery included) and a burst (all due at once: delivery rate).
  */
-import { createServer } from "node:http";
+import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
-import { verifySignature } from "../src/service/webhook/signature.js";
+import { verifyWebhook } from "../src/webhooks/index.js";
 import { fmt, rate, type BenchResult } from "./lib/report.js";
 import { ascending, percentile } from "./lib/stats.js";
 import {
@@ -38,12 +38,7 @@ async function startReceiver(secret: () => string) {
         id: parsed.id,
         dueAt: Date.parse(parsed.dueAt),
         at,
-        valid: verifySignature({
-          secret: secret(),
-          body,
-          timestamp: req.headers["duetime-timestamp"] as string | undefined,
-          signature: req.headers["duetime-signature"] as string | undefined,
-        }),
+        valid: isAuthentic(secret(), req.headers, body),
       });
       res.writeHead(204).end();
       for (const w of waiters.splice(0)) w();
@@ -175,5 +170,14 @@ export async function httpWebhook(sizes: HttpSizes = httpSizes()): Promise<Bench
   } finally {
     await server.stop();
     await rx.close();
+  }
+}
+
+function isAuthentic(secret: string, headers: IncomingHttpHeaders, body: string): boolean {
+  try {
+    verifyWebhook({ secret, headers, body });
+    return true;
+  } catch {
+    return false;
   }
 }

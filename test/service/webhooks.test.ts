@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -7,7 +8,7 @@ import type { Job } from "../../src/core/job.js";
 import { PermanentJobError, RetryLaterError } from "../../src/engine/handler-errors.js";
 import { isPrivateAddress } from "../../src/core/address-ranges.js";
 import { createWebhookDelivery, parseRetryAfter } from "../../src/service/webhook/deliver.js";
-import { verifySignature } from "../../src/service/webhook/signature.js";
+import { verifyWebhook } from "../../src/webhooks/index.js";
 import { tempDir } from "../support/temp-dir.js";
 import {
   startReceiver,
@@ -41,6 +42,32 @@ afterEach(async () => {
   t = undefined;
   rx = undefined;
 });
+
+/** Runs docs/webhooks.md's python block on each case (the body as UTF-8 bytes). */
+async function runPythonSnippet(
+  cases: { secret: string; headers: object; body: string }[],
+): Promise<boolean[]> {
+  const doc = readFileSync(join(import.meta.dirname, "../../docs/webhooks.md"), "utf8");
+  const block = /```python\n([\s\S]*?)```/.exec(doc);
+  if (!block) throw new Error("docs/webhooks.md has no python block");
+  const driver = [
+    block[1]!,
+    "import json, sys",
+    "cases = json.load(sys.stdin)",
+    'print(json.dumps([verify_duetime_webhook(c["secret"], c["headers"], c["body"].encode()) for c in cases]))',
+  ].join("\n");
+  const file = join(snippetDir.path, "verify.py");
+  writeFileSync(file, driver);
+  const child = execFile("python3", [file], { timeout: 30_000 });
+  child.stdin!.end(JSON.stringify(cases));
+  const stdout = await new Promise<string>((res, rej) => {
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("error", rej);
+    child.on("exit", (code) => (code === 0 ? res(out) : rej(new Error(`python3 exited ${code}`))));
+  });
+  return JSON.parse(stdout) as boolean[];
+}
 
 describe("webhook delivery", () => {
   it("POSTs the signed job JSON; the docs' snippet verifies it and rejects tampering", async () => {
@@ -79,17 +106,34 @@ describe("webhook delivery", () => {
     };
     expect(verifyFromDocs(t.acme.secret, replayed, req.body)).toBe(false);
     // The server's own verifier agrees with the documented one.
-    expect(
-      verifySignature({
-        secret: t.acme.secret,
-        body: req.body,
-        timestamp: req.headers["duetime-timestamp"] as string,
-        signature: req.headers["duetime-signature"] as string,
-      }),
-    ).toBe(true);
+    expect(verifyWebhook({ secret: t.acme.secret, headers: req.headers, body: req.body }).id).toBe(
+      c.body.job.id,
+    );
     const job = await waitForJob(t, c.body.job.id, (j) => j.status === "succeeded");
     expect(job.lastResult).toMatchObject({ status: 200 });
     expect(job.attempts).toBe(1);
+  });
+
+  it("the docs' Python snippet, run with python3, verifies a real delivery and rejects tampering", async () => {
+    t = await startTestService();
+    rx = await startReceiver();
+    const c = await t.api("POST", "/v1/jobs", {
+      body: { delayMs: 0, target: rx.url, payload: { text: "café ☕" } },
+    });
+    const req = await rx.nth(1);
+    const stale = String(Number(req.headers["duetime-timestamp"]) - 3600);
+    const cases = [
+      { secret: t.acme.secret, headers: req.headers, body: req.body },
+      { secret: t.umbrella.secret, headers: req.headers, body: req.body },
+      { secret: t.acme.secret, headers: req.headers, body: req.body.replace("café", "cafe") },
+      {
+        secret: t.acme.secret,
+        headers: { ...req.headers, "duetime-timestamp": stale },
+        body: req.body,
+      },
+    ];
+    expect(await runPythonSnippet(cases)).toEqual([true, false, false, false]);
+    await waitForJob(t, c.body.job.id, (j) => j.status === "succeeded");
   });
 
   it("retries 5xx and 408 with backoff, then succeeds; the last error names the status", async () => {

@@ -18,7 +18,7 @@ import {
   SIGNATURE_HEADER,
   TIMESTAMP_HEADER,
   signatureHeader,
-} from "./signature.js";
+} from "../../webhooks/signature.js";
 
 /** Options of webhook delivery. */
 export interface WebhookOptions {

@@ -3,10 +3,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { tempDir } from "./support/temp-dir.js";
+import { tempDir } from "../support/temp-dir.js";
 
 const run = promisify(execFile);
-const root = join(import.meta.dirname, "..");
+const root = join(import.meta.dirname, "../..");
 const dir = tempDir("duetime-example-");
 afterAll(() => dir.cleanup());
 
