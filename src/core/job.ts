@@ -45,10 +45,6 @@ export const FINISHED_STATUSES: readonly JobStatus[] = Object.freeze([
   "expired",
 ]);
 
-export function isLiveStatus(s: JobStatus): boolean {
-  return s === "pending" || s === "claimed";
-}
-
 /** JSON-serialisable value, the payload of a job. */
 export type JsonValue =
   string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };

@@ -151,10 +151,6 @@ export class Engine {
       : null;
   }
 
-  get isStarted(): boolean {
-    return this.started;
-  }
-
   /** Jobs claimed by this process and not yet settled (wheel, queue, running, settling). */
   get inFlight(): number {
     return this.wheel.size + this.dispatcher.load;

@@ -69,8 +69,7 @@ export class LeaseKeeper {
    * for predecessors): the engine runs a pass by itself just before starting it.
    */
   start(): void {
-    if (this.loop.isRunning) return;
-    this.loop.start(this.nextDelay());
+    this.loop.start(this.nextDelay()); // a no-op while started
   }
 
   /**

@@ -29,15 +29,6 @@ export class ServiceLoop {
     },
   ) {}
 
-  get isRunning(): boolean {
-    return this.started;
-  }
-
-  /** When the next pass is planned (epoch ms), or null while a pass runs or when stopped. */
-  get plannedAt(): number | null {
-    return this.nextAt;
-  }
-
   /** Starts the loop; its first pass runs after `firstDelayMs` (default at once). */
   start(firstDelayMs = 0): void {
     if (this.started) return;
