@@ -108,7 +108,21 @@ function lateness(arrivals: readonly Arrival[]): number[] {
   return ascending(first.values());
 }
 
-export async function httpFairness(sizes: HttpSizes = httpSizes()): Promise<BenchResult> {
+/**
+ * The variant run with a held set smaller than a's batch (`maxHeld` a quarter of it): a's
+ * due jobs then exceed what the server may hold, so b's jobs must be claimed past a's
+ * backlog in the store (claims shared out per tenant), not only scheduled past a's jobs in
+ * memory.
+ */
+export function httpFairnessHeld(sizes: HttpSizes = httpSizes()): Promise<BenchResult> {
+  return httpFairness(sizes, Math.floor(sizes.fairSlowJobs / 4));
+}
+
+export async function httpFairness(
+  sizes: HttpSizes = httpSizes(),
+  /** The server's maxHeld; default the scheduler's own (10,000: more than a's batch). */
+  maxHeld?: number,
+): Promise<BenchResult> {
   const slowMs = sizes.fairSlowMs;
   // Scaled from the issue's scenario (9 s receiver, 10 s webhook timeout, the default 30 s
   // handler timeout and 60 s lease): the webhook timeout twice the receiver's time (room for
@@ -124,7 +138,10 @@ export async function httpFairness(sizes: HttpSizes = httpSizes()): Promise<Benc
   const server = await startBenchServer({
     concurrency: CONCURRENCY,
     tenants: ["a", "b"],
-    service: { webhookTimeoutMs, scheduler: { leaseMs, handlerTimeoutMs } },
+    service: {
+      webhookTimeoutMs,
+      scheduler: { leaseMs, handlerTimeoutMs, ...(maxHeld === undefined ? {} : { maxHeld }) },
+    },
   });
   try {
     // Baseline: b alone on the idle server, one job every 100 ms, after one warm-up job
@@ -183,8 +200,10 @@ export async function httpFairness(sizes: HttpSizes = httpSizes()): Promise<Benc
     const failedA = a.perMinute.reduce((n, m) => n + m.failed, 0);
     const p99 = percentile(late, 99);
     return {
-      name: "http-fairness",
-      title: `Fair share: b's jobs while a's ${sizes.fairSlowJobs} slow jobs run (scale ${sizes.scale})`,
+      name: maxHeld === undefined ? "http-fairness" : "http-fairness-held",
+      title:
+        `Fair share: b's jobs while a's ${sizes.fairSlowJobs} slow jobs run` +
+        `${maxHeld === undefined ? "" : `, more than maxHeld ${maxHeld}`} (scale ${sizes.scale})`,
       goals: [
         {
           metric: `b's lateness p99 (${late.length} jobs, the first due as a's batch starts)`,
@@ -250,6 +269,9 @@ export async function httpFairness(sizes: HttpSizes = httpSizes()): Promise<Benc
         `b's latest job was due ${slowest === null ? "-" : fmt((slowest.dueAt - tb) / 1000, 1)} s into the run (its first job at 0 s).`,
         `b's first job is due ${B_LEAD_MS} ms after b's create request is sent (a's batch is then starting to deliver; b's create took ${bCreateMs} ms), the others spread over a's drain; lateness is arrival at the receiver minus due time.`,
         `Concurrency ${CONCURRENCY} (tenantConcurrency ${CONCURRENCY - CONCURRENCY / 10}), ${PER_ORIGIN} per tenant and origin, ${PER_ORIGIN} connections per origin; SQLite; both receivers on 127.0.0.1.`,
+        maxHeld === undefined
+          ? `maxHeld 10,000 (the default): all of a's jobs fit the held set.`
+          : `maxHeld ${maxHeld} (tenantMaxHeld ${maxHeld - Math.floor(maxHeld / 10)}): a's ${sizes.fairSlowJobs} due jobs exceed it, so b's jobs are reached by claims shared out per tenant.`,
       ],
     };
   } finally {

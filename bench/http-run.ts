@@ -1,12 +1,12 @@
 /**
  * The HTTP service benchmarks: `tsx bench/http-run.ts [http-create] [http-webhook]
- * [http-fairness] [http-auth-flood]`;
+ * [http-fairness] [http-fairness-held] [http-auth-flood]`;
  * BENCH_SCALE=tiny for the CI smoke run. Tables to stdout, progress to stderr; exits 0
  * unless a benchmark fails to run (a MISS is reported, not an exit code).
  */
 import { httpAuthFlood } from "./http-auth-flood.js";
 import { httpCreate } from "./http-create.js";
-import { httpFairness } from "./http-fairness.js";
+import { httpFairness, httpFairnessHeld } from "./http-fairness.js";
 import { httpWebhook } from "./http-webhook.js";
 import { httpSizes } from "./http-common.js";
 import { runNamed, type BenchResult } from "./lib/report.js";
@@ -16,6 +16,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<BenchResult>>> = {
   "http-create": () => httpCreate(),
   "http-webhook": () => httpWebhook(),
   "http-fairness": () => httpFairness(),
+  "http-fairness-held": () => httpFairnessHeld(),
   "http-auth-flood": () => httpAuthFlood(),
 };
 

@@ -5,6 +5,7 @@ import { ClockSkewCheck } from "./clock-skew.js";
 import { Dispatcher, type DispatchOutcome, type Handler } from "./dispatcher.js";
 import type { Job } from "../core/job.js";
 import type { FairShare } from "./fair-queue.js";
+import { HeldTenants } from "./held-tenants.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import { LeaseSweeper } from "./lease-sweeper.js";
 import type { Logger } from "./logger.js";
@@ -48,6 +49,8 @@ export class Engine {
   private readonly sweeper: LeaseSweeper;
   private readonly keeper: LeaseKeeper;
   private readonly retention: Retention;
+  /** Held jobs per tenant, for the claims' fair share. */
+  private readonly heldTenants = new HeldTenants();
   readonly clockJumps: ClockJumpDetector;
   /** Null for a store without a clock of its own (SQLite: the same machine's). */
   readonly clockSkew: ClockSkewCheck | null;
@@ -64,7 +67,9 @@ export class Engine {
     this.store = o.store;
     this.clock = o.clock;
     this.logger = o.logger;
-    this.settler = new Settler(this.store, this.clock, this.logger);
+    this.settler = new Settler(this.store, this.clock, this.logger, (done) =>
+      this.heldTenants.settled(done),
+    );
     this.dispatcher = new Dispatcher({
       clock: this.clock,
       logger: this.logger,
@@ -109,8 +114,13 @@ export class Engine {
       logger: this.logger,
       options: o,
       held: () => this.inFlight,
+      heldByTenant: this.heldTenants.counts,
       // A claim still running when stop() began hands its jobs straight back.
-      onClaimed: (jobs) => (this.started ? this.wheel.add(jobs) : void this.release(jobs)),
+      onClaimed: (jobs) => {
+        this.heldTenants.claimed(jobs);
+        if (this.started) this.wheel.add(jobs);
+        else void this.release(jobs);
+      },
       shards: () => this.claimableShards(),
     });
     this.sweeper = new LeaseSweeper({
@@ -264,6 +274,8 @@ export class Engine {
     }
     await this.keeper.stop();
     await this.settler.flush();
+    // Handlers given up on never settle: nothing this start claimed is held any more.
+    this.heldTenants.clear();
     // Anything settled from now on (a release racing the stop) is refused, not retried
     // against a store that is about to close; start() opens it again.
     this.settler.close();

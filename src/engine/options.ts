@@ -91,6 +91,13 @@ export interface SchedulerOptions {
    */
   readonly maxHeld?: number;
   /**
+   * Most of those held jobs one tenant may have. Claims take turns per tenant once a tenant
+   * nears it, so a tenant with more due jobs than the held set can take leaves room for the
+   * others' due jobs to be claimed at once instead of waiting behind its backlog in the
+   * store. Default: maxHeld minus a tenth of it (9000 of 10000; all of it below 10).
+   */
+  readonly tenantMaxHeld?: number;
+  /**
    * Smallest step of the wall clock against the monotonic clock reported as a clock jump
    * (logged, counted in stats and metrics; see docs/clocks.md). Default 1000.
    */
@@ -136,6 +143,7 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
     throw new InvalidOptionError("store", "a Store (see openStore)", o?.store);
   }
   const concurrency = int(o.concurrency, "concurrency", 100, 1, 100_000);
+  const maxHeld = int(o.maxHeld, "maxHeld", 10_000, 1, 10_000_000);
   const r = {
     store: o.store,
     clock: o.clock ?? systemClock(),
@@ -172,7 +180,14 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
       o.maxPastMs === undefined || o.maxPastMs === null
         ? null
         : int(o.maxPastMs, "maxPastMs", 0, 0, Number.MAX_SAFE_INTEGER),
-    maxHeld: int(o.maxHeld, "maxHeld", 10_000, 1, 10_000_000),
+    maxHeld,
+    tenantMaxHeld: int(
+      o.tenantMaxHeld,
+      "tenantMaxHeld",
+      maxHeld - Math.floor(maxHeld / 10),
+      1,
+      maxHeld,
+    ),
     clockJumpThresholdMs: int(o.clockJumpThresholdMs, "clockJumpThresholdMs", 1000, 10, 86_400_000),
     clockCheckIntervalMs: int(o.clockCheckIntervalMs, "clockCheckIntervalMs", 1000, 10, 3_600_000),
     clockSkewWarnMs: int(o.clockSkewWarnMs, "clockSkewWarnMs", 1000, 1, 86_400_000),

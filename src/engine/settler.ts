@@ -23,6 +23,8 @@ export class Settler {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    /** Settlements done with: written (applied or not) or refused. */
+    private readonly onDone: (settlements: readonly Settlement[]) => void = () => {},
     private readonly maxBatch = 1000,
   ) {}
 
@@ -51,6 +53,7 @@ export class Settler {
         { id: settlement.id, outcome: settlement.outcome },
         "settlement after the scheduler stopped; not recorded (the claim comes back by lease)",
       );
+      this.onDone([settlement]);
       return Promise.resolve(false);
     }
     return new Promise<boolean>((resolve) => {
@@ -86,6 +89,7 @@ export class Settler {
           settlements: batch.map((w) => w.settlement),
         });
         this.queue.splice(0, batch.length);
+        this.onDone(batch.map((w) => w.settlement));
         batch.forEach((w, i) => w.resolve(applied[i] ?? false));
         failures = 0;
       } catch (err) {
@@ -94,7 +98,9 @@ export class Settler {
             { err, dropped: this.queue.length },
             "settling jobs failed after the scheduler stopped; not retried (claims come back by lease)",
           );
-          for (const w of this.queue.splice(0)) w.resolve(false);
+          const dropped = this.queue.splice(0);
+          this.onDone(dropped.map((w) => w.settlement));
+          for (const w of dropped) w.resolve(false);
           return;
         }
         failures++;

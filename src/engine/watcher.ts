@@ -22,6 +22,8 @@ export interface WatcherDeps {
   readonly options: ResolvedOptions;
   /** Jobs claimed and not yet settled (wheel + queue + running). */
   readonly held: () => number;
+  /** The same, by tenant (kept up to date by the engine), for the claims' fair share. */
+  readonly heldByTenant: ReadonlyMap<string, number>;
   readonly onClaimed: (jobs: Job[]) => void;
   /** Shards this node may claim now; undefined means all. */
   readonly shards: () => readonly number[] | undefined;
@@ -30,13 +32,19 @@ export interface WatcherDeps {
 /**
  * Finds due work and claims it. Each pass stages buckets about to come due (or overdue:
  * catch-up, oldest bucket first, in bounded steps), then claims a bounded batch of jobs due
- * within the horizon, oldest first. Between passes it sleeps until the earliest due time
+ * within the horizon, oldest first, no tenant past `tenantMaxHeld` held jobs (the store
+ * shares the batch out per tenant once one nears it: ClaimParams.tenantShare). Between passes it sleeps until the earliest due time
  * (minus the horizon), the next bucket to stage, or `maxIdleMs`, whichever comes first;
  * a write that moves the earliest due time earlier wakes it through `wakeFor`.
  */
 export class Watcher {
   private readonly loop: ServiceLoop;
   private blocked = false;
+  /**
+   * Tenants at their held cap when the last claim came back short: their due jobs wait in
+   * the store, so room freed for one of them wakes a pass (as `blocked` does for maxHeld).
+   */
+  private capped: string[] = [];
 
   constructor(private readonly d: WatcherDeps) {
     this.loop = new ServiceLoop({
@@ -71,8 +79,15 @@ export class Watcher {
    * batch (one claim statement per 100 jobs at maxHeld) instead of full batches.
    */
   capacityFreed(): void {
-    if (this.blocked && this.room() >= this.resumeRoom()) {
+    if (this.blocked) {
+      if (this.room() < this.resumeRoom()) return;
       this.blocked = false;
+      this.loop.wake();
+    } else if (
+      this.capped.length > 0 &&
+      this.capped.some((t) => this.tenantRoom(t) >= this.tenantResumeRoom())
+    ) {
+      this.capped = [];
       this.loop.wake();
     }
   }
@@ -98,16 +113,48 @@ export class Watcher {
         limit,
         leaseMs: o.leaseMs,
         owner: o.leaseOwner,
+        tenantShare: { max: o.tenantMaxHeld, held: this.heldForShare() },
         ...(shards === undefined ? {} : { shards }),
       });
       claimed = jobs.length;
       if (claimed > 0) this.d.onClaimed(jobs);
+      this.capped = claimed < limit ? this.cappedTenants() : [];
     }
     return { staged: stage.rows, claimed, more: !stage.done || (limit > 0 && claimed === limit) };
   }
 
   private room(): number {
     return this.d.options.maxHeld - this.d.held();
+  }
+
+  private tenantRoom(tenant: string): number {
+    return this.d.options.tenantMaxHeld - (this.d.heldByTenant.get(tenant) ?? 0);
+  }
+
+  /**
+   * Held counts as the claim sees them: a tenant with less room than a batch counts as full,
+   * so a tenant at its cap resumes with full batches (as maxHeld does), not a claim per
+   * freed slot.
+   */
+  private heldForShare(): ReadonlyMap<string, number> {
+    const capped = this.cappedTenants();
+    if (capped.length === 0) return this.d.heldByTenant;
+    const view = new Map(this.d.heldByTenant);
+    for (const t of capped) view.set(t, this.d.options.tenantMaxHeld);
+    return view;
+  }
+
+  /** A tenant's room that resumes its claims: a batch (all of its cap when that is smaller). */
+  private tenantResumeRoom(): number {
+    return Math.min(this.resumeRoom(), this.d.options.tenantMaxHeld);
+  }
+
+  /** Tenants whose room under their cap is less than a claim batch. */
+  private cappedTenants(): string[] {
+    const out: string[] = [];
+    for (const t of this.d.heldByTenant.keys())
+      if (this.tenantRoom(t) < this.tenantResumeRoom()) out.push(t);
+    return out;
   }
 
   /** Room needed to claim: a full batch (all of maxHeld when that is smaller). */

@@ -199,6 +199,122 @@ export interface ClaimParams {
   readonly owner: string;
   /** Only jobs of these shards; all shards when absent. */
   readonly shards?: readonly number[];
+  /**
+   * Fair share across tenants. Absent: the batch is the due prefix, oldest first, whoever it
+   * belongs to. Present: no tenant ends up with more than `max` claimed jobs counting the
+   * ones the caller already holds, and while a tenant is near that cap the batch is shared
+   * out among the tenants with due work (oldest first within each), so one tenant's due
+   * backlog never keeps another's due job in the database.
+   */
+  readonly tenantShare?: TenantShare;
+}
+
+/** `ClaimParams.tenantShare`: the per-tenant cap on claimed work and what is held already. */
+export interface TenantShare {
+  /** Most claimed-and-unsettled jobs of one tenant (at least 1). */
+  readonly max: number;
+  /** Claimed jobs the caller holds now, by tenant (tenants not listed hold none). */
+  readonly held: ReadonlyMap<string, number>;
+}
+
+/**
+ * Whether a claim must share its batch out tenant by tenant: some tenant is within one batch
+ * of its cap. Otherwise the plain due prefix cannot take any tenant past it, and the claim
+ * stays the one range read of the due index (the poll's cost is unchanged).
+ */
+export function claimNeedsShare(params: ClaimParams): boolean {
+  const share = params.tenantShare;
+  if (!share) return false;
+  if (share.max < params.limit) return true;
+  for (const n of share.held.values()) if (share.max - n < params.limit) return true;
+  return false;
+}
+
+/**
+ * The tenants a shared claim serves, in a rotation: those after the cursor (the last tenant
+ * served) in name order, then, when fewer than `limit`, those from the start up to the
+ * cursor. With more tenants than fit a batch, each still gets its turn within a few claims.
+ * `fromStart` is called only when the first read came back short.
+ */
+export function rotateTenants(
+  afterCursor: readonly string[],
+  cursor: string,
+  limit: number,
+  fromStart: () => readonly string[] | null,
+): string[] {
+  const out = [...afterCursor];
+  if (out.length >= limit || cursor === "") return out;
+  for (const t of fromStart() ?? []) {
+    if (t > cursor || out.length >= limit) break;
+    out.push(t);
+  }
+  return out;
+}
+
+/**
+ * Shares a claim batch out among the tenants that may have due work, in rounds: each round
+ * asks every tenant still open for an even part of what is left (at most its room under the
+ * cap); a tenant that returns fewer than it was asked for has nothing more due and drops
+ * out, so the next round hands its part to the others. Both stores drive their per-tenant
+ * reads with it, so the rule is written once.
+ */
+export class BatchShare {
+  private left: number;
+  private open: { tenant: string; room: number }[];
+  private rounds = 0;
+  private readonly served = new Set<string>();
+
+  constructor(
+    private readonly order: readonly string[],
+    limit: number,
+    share: TenantShare,
+    /** Most rounds (each is a statement per tenant, or one statement, per store). */
+    private readonly maxRounds = 4,
+  ) {
+    this.left = limit;
+    this.open = order
+      .map((tenant) => ({ tenant, room: share.max - (share.held.get(tenant) ?? 0) }))
+      .filter((t) => t.room > 0);
+  }
+
+  /** This round's asks (empty once the batch is full or nobody has more). */
+  next(): { tenant: string; n: number }[] {
+    if (this.left <= 0 || this.open.length === 0 || this.rounds >= this.maxRounds) return [];
+    this.rounds++;
+    const part = Math.max(1, Math.ceil(this.left / this.open.length));
+    const asks: { tenant: string; n: number }[] = [];
+    let budget = this.left;
+    for (const t of this.open) {
+      const n = Math.min(part, t.room, budget);
+      if (n <= 0) break;
+      asks.push({ tenant: t.tenant, n });
+      budget -= n;
+    }
+    return asks;
+  }
+
+  /** The last tenant, in the order given, that got jobs (where the next rotation starts). */
+  lastServed(): string | undefined {
+    for (let i = this.order.length - 1; i >= 0; i--) {
+      if (this.served.has(this.order[i]!)) return this.order[i];
+    }
+    return undefined;
+  }
+
+  /** What the round's asks returned, per tenant (tenants missing got nothing). */
+  got(asks: readonly { tenant: string; n: number }[], counts: ReadonlyMap<string, number>): void {
+    const exhausted = new Set<string>();
+    const byTenant = new Map(this.open.map((o) => [o.tenant, o]));
+    for (const a of asks) {
+      const n = counts.get(a.tenant) ?? 0;
+      this.left -= n;
+      if (n > 0) this.served.add(a.tenant);
+      const t = byTenant.get(a.tenant);
+      if (t) t.room -= n;
+      if (n < a.n) exhausted.add(a.tenant);
+    }
+    this.open = this.open.filter((t) => t.room > 0 && !exhausted.has(t.tenant));
+  }
 }
 
 /**

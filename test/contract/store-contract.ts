@@ -152,6 +152,68 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       expect(counts).toMatchObject({ pending: 1, claimed: 3 });
     });
 
+    it("shares a claim out per tenant: a tenant at its cap does not keep another's due job in the store", async () => {
+      // a's 30 due jobs are all older than b's one
+      const aJobs = await insert(
+        ...Array.from({ length: 30 }, (_, i) => job({ tenant: "a", dueAt: T0 + 100 + i })),
+      );
+      const [bJob] = await insert(job({ tenant: "b", dueAt: T0 + 500 }));
+      await store.bucketsStage({ until: T0 + HOUR, maxRows: 1_000_000 });
+      const base = { now: T0 + 1000, dueBefore: T0 + 1000, leaseMs: 30_000, owner: "node-a" };
+      // a holds 15 of its 20: room for 5, its oldest; b's job in the same batch
+      const first = await store.jobsClaimDue({
+        ...base,
+        limit: 10,
+        tenantShare: { max: 20, held: new Map([["a", 15]]) },
+      });
+      expect(first.filter((j) => j.tenant === "a").map((j) => j.id)).toEqual(
+        aJobs.slice(0, 5).map((j) => j.id),
+      );
+      expect(first.filter((j) => j.tenant === "b").map((j) => j.id)).toEqual([bJob!.id]);
+      // a at its cap: nothing of a's, however much of it is due
+      const full = await store.jobsClaimDue({
+        ...base,
+        limit: 10,
+        tenantShare: { max: 20, held: new Map([["a", 20]]) },
+      });
+      expect(full).toEqual([]);
+      // with room again, a continues oldest first; without a share the plain due prefix
+      const next = await store.jobsClaimDue({ ...base, limit: 4 });
+      expect(next.map((j) => j.id)).toEqual(aJobs.slice(5, 9).map((j) => j.id));
+      expect(await store.jobsCountByStatus({})).toMatchObject({ pending: 21, claimed: 10 });
+    });
+
+    it("rotates a shared claim through more tenants than one batch serves", async () => {
+      const tenants = ["t1", "t2", "t3", "t4", "t5"];
+      await insert(
+        ...tenants.flatMap((tenant, i) =>
+          [0, 1, 2].map((k) => job({ tenant, dueAt: T0 + 10 * k + i })),
+        ),
+      );
+      await store.bucketsStage({ until: T0 + HOUR, maxRows: 1_000_000 });
+      const served: string[][] = [];
+      for (let pass = 0; pass < 3; pass++) {
+        const got = await store.jobsClaimDue({
+          now: T0 + 1000,
+          dueBefore: T0 + 1000,
+          limit: 2,
+          leaseMs: 30_000,
+          owner: "node-a",
+          // a cap below the batch: every claim is shared out, one job per tenant here
+          tenantShare: { max: 1, held: new Map() },
+        });
+        served.push(got.map((j) => j.tenant).sort());
+      }
+      expect(served).toEqual([
+        ["t1", "t2"],
+        ["t3", "t4"],
+        ["t1", "t5"],
+      ]);
+      // oldest first within a tenant
+      const t1 = await store.jobsList({ tenant: "t1", statuses: ["claimed"], limit: 10 });
+      expect(t1.map((j) => j.dueAt)).toEqual([T0, T0 + 10]);
+    });
+
     it("claims jobs a few ms either side of a bucket boundary", async () => {
       const boundary = T0 + HOUR;
       const dues = [-3, -2, -1, 0, 1, 2, 3].map((d) => boundary + d);

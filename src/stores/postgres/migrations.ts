@@ -8,7 +8,8 @@ import type pg from "pg";
  *  - `jobs_live` holds pending jobs only, partitioned by due-time range, one partition per
  *    bucket (made by partitions.ts), plus a DEFAULT partition so a job whose partition is
  *    missing (far future, or a long-dropped past bucket) still lands. Index (due_at, id) is
- *    the due-time index the claim reads; the primary key (shard, id, due_at) leads with the
+ *    the due-time index the claim reads, and (tenant, due_at, id) (version 2) gives each
+ *    tenant's due prefix when a claim is shared out per tenant; the primary key (shard, id, due_at) leads with the
  *    shard, as a distributed PostgreSQL wants, and serves lookups by id.
  *  - `jobs_claimed` holds claimed jobs: few rows (work in flight), keyed by (shard, id),
  *    with the lease expiry indexed for the lease sweeper.
@@ -164,6 +165,10 @@ export function migrations(schema: string): readonly string[] {
       expires_at bigint  NOT NULL,
       acquired_at bigint NOT NULL
     );
+    `,
+    // Version 2: a tenant's due prefix, for claims shared out per tenant (claimTenantsDue).
+    `
+    CREATE INDEX jobs_live_tenant_due ON ${s}.jobs_live (tenant, due_at, id);
     `,
   ];
 }

@@ -22,6 +22,7 @@ import type {
   Store,
 } from "../../store/store.js";
 import { settlementRequeue } from "../../store/store.js";
+import { Claims } from "./claim.js";
 import { clientConfig, createPool, inTransaction, withRetry } from "./connection.js";
 import { DueNotifier } from "./due-notifier.js";
 import { insertKeyed } from "./insert.js";
@@ -36,7 +37,7 @@ import {
 } from "./options.js";
 import { Partitions } from "./partitions.js";
 import { startPostgresNode } from "./node.js";
-import { byDue, insertArrays, rowToJob, type JobRow } from "./rows.js";
+import { insertArrays, rowToJob, type JobRow } from "./rows.js";
 import { statements, type Statements } from "./statements.js";
 
 /**
@@ -59,6 +60,7 @@ export class PostgresStore implements Store {
   readonly partitions: Partitions;
   private readonly sql: Statements;
   private readonly notifier: DueNotifier;
+  private readonly claims: Claims;
   private closed = false;
 
   private constructor(
@@ -72,6 +74,12 @@ export class PostgresStore implements Store {
     this.historyWidthMs = settings.historyWidthMs;
     this.shardCount = settings.shardCount;
     this.sql = statements(o.schema);
+    this.claims = new Claims({
+      pool,
+      sql: this.sql,
+      bucketWidthMs: this.bucketWidthMs,
+      run: (what, fn) => this.run(what, fn),
+    });
     this.partitions = new Partitions(
       pool,
       o.schema,
@@ -189,21 +197,9 @@ export class PostgresStore implements Store {
     return { rows: 0, buckets: 0, done: true, unstagedFrom: null };
   }
 
+  /** See claim.ts: the due prefix, or shared out per tenant. */
   async jobsClaimDue(params: ClaimParams): Promise<Job[]> {
-    if (params.limit <= 0 || (params.shards !== undefined && params.shards.length === 0)) return [];
-    const { rows } = await this.run("claiming due jobs", () =>
-      withRetry(() =>
-        this.pool.query<JobRow>(this.sql.claimDue, [
-          params.dueBefore,
-          params.limit,
-          params.owner,
-          params.now,
-          params.shards === undefined ? null : [...params.shards],
-          params.leaseMs,
-        ]),
-      ),
-    );
-    return rows.map(rowToJob).sort(byDue);
+    return this.claims.claim(params);
   }
 
   async jobsSettle(params: {

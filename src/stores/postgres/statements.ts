@@ -79,25 +79,43 @@ export function statements(schema: string) {
      * FOR UPDATE SKIP LOCKED so concurrent claimers split the prefix instead of queueing;
      * then the rows move to jobs_claimed with the lease, fence + 1 and attempts + 1.
      */
-    claimDue: `WITH due AS (
-        SELECT tableoid, ctid FROM ${s}.jobs_live
+    claimDue: claimMoving(
+      s,
+      `SELECT tableoid, ctid FROM ${s}.jobs_live
         WHERE due_at <= $1::bigint AND ($5::int[] IS NULL OR shard = ANY($5::int[]))
         ORDER BY due_at, id
         LIMIT $2::int
-        FOR UPDATE SKIP LOCKED
-      ), moved AS (
-        DELETE FROM ${s}.jobs_live l USING due
-        WHERE l.due_at <= $1::bigint
-          AND l.ctid = ANY (ARRAY(SELECT ctid FROM due))
-          AND l.tableoid = due.tableoid AND l.ctid = due.ctid
-        RETURNING l.*
-      )
-      INSERT INTO ${s}.jobs_claimed (${COLS}, lease_owner, lease_expires_at)
-      SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
-        attempts + 1, max_attempts, expire_after_ms, version + 1, fence + 1, last_error,
-        last_result, created_at, $4::bigint, fired_at, $3::text, $4::bigint + $6::bigint
-      FROM moved
-      RETURNING ${AS_CLAIMED}`,
+        FOR UPDATE SKIP LOCKED`,
+    ),
+    /**
+     * The claim shared out per tenant: for each tenant of $2 (with its part in $7), that
+     * tenant's due prefix of index jobs_live_tenant_due (tenant, due_at, id), a range read per
+     * tenant in each partition that can hold due rows (pruned at plan time on $1, as above),
+     * oldest first, SKIP LOCKED; then the same move as claimDue. A tenant's due backlog
+     * costs only its own part, never a read past it to reach another tenant's due job.
+     */
+    claimTenantsDue: claimMoving(
+      s,
+      `SELECT d.tableoid, d.ctid
+        FROM unnest($2::text[], $7::int[]) AS a(tenant, n)
+        CROSS JOIN LATERAL (
+          SELECT tableoid, ctid FROM ${s}.jobs_live l
+          WHERE l.tenant = a.tenant AND l.due_at <= $1::bigint
+            AND ($5::int[] IS NULL OR l.shard = ANY($5::int[]))
+          ORDER BY l.due_at, l.id
+          LIMIT a.n
+          FOR UPDATE SKIP LOCKED
+        ) d`,
+    ),
+    /**
+     * Tenants that may have due work, for a claim shared out per tenant: the pending counters
+     * of the buckets up to the claim's (primary key of bucket_counts, a row per bucket and
+     * tenant: as many as tenants with work in the current and any overdue bucket, never per
+     * job), after a rotating cursor ($2).
+     */
+    dueTenantsAfter: `SELECT DISTINCT tenant FROM ${s}.bucket_counts
+      WHERE bucket <= $1::bigint AND pending > 0 AND tenant > $2::text
+      ORDER BY tenant LIMIT $3::int`,
 
     /**
      * Settlements of a batch, one statement: each applies only while the job is still
@@ -306,4 +324,26 @@ export function statements(schema: string) {
       ) o
       WHERE h.finished_at < $1 AND h.shard = o.shard AND h.id = o.id AND h.finished_at = o.finished_at`,
   } as const;
+}
+
+/**
+ * A claim: the rows `due` selects (tableoid and ctid, locked) move from jobs_live to
+ * jobs_claimed with the lease ($3 owner, $4 now, $6 lease ms), fence + 1 and attempts + 1.
+ */
+function claimMoving(s: string, due: string): string {
+  return `WITH due AS (
+      ${due}
+    ), moved AS (
+      DELETE FROM ${s}.jobs_live l USING due
+      WHERE l.due_at <= $1::bigint
+        AND l.ctid = ANY (ARRAY(SELECT ctid FROM due))
+        AND l.tableoid = due.tableoid AND l.ctid = due.ctid
+      RETURNING l.*
+    )
+    INSERT INTO ${s}.jobs_claimed (${COLS}, lease_owner, lease_expires_at)
+    SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
+      attempts + 1, max_attempts, expire_after_ms, version + 1, fence + 1, last_error,
+      last_result, created_at, $4::bigint, fired_at, $3::text, $4::bigint + $6::bigint
+    FROM moved
+    RETURNING ${AS_CLAIMED}`;
 }

@@ -78,7 +78,7 @@ export function moveJob(
     });
     if (job.key !== null) ctx.s.liveKeySet.run(job.tenant, job.key, seq);
   }
-  ctx.placeInHot({ seq, bucket: params.bucket, due_at: params.dueAt });
+  ctx.placeInHot({ seq, bucket: params.bucket, due_at: params.dueAt, tenant: job.tenant });
   const deltas = new CounterDeltas();
   deltas.move(job.tenant, from, "pending", job.bucket, params.bucket);
   ctx.flush(deltas);

@@ -55,8 +55,8 @@ export class SqliteContext {
    * A job that became pending (again) goes into the hot index when its bucket is staged or
    * being staged; otherwise staging will find it through jobs_bucket.
    */
-  placeInHot(r: { seq: number; bucket: number; due_at: number }): void {
-    if (this.isStaged(r.bucket)) this.s.hotInsert.run(r.due_at, r.seq);
+  placeInHot(r: { seq: number; bucket: number; due_at: number; tenant: string }): void {
+    if (this.isStaged(r.bucket)) this.s.hotInsert.run(r.due_at, r.seq, r.tenant);
   }
 
   /** Whether a bucket is staged or being staged (see bucketIsStaged in statements.ts). */

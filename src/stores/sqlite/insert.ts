@@ -56,7 +56,7 @@ export function insertJobs(
       isStaged = ctx.isStaged(j.bucket);
       staged.set(j.bucket, isStaged);
     }
-    if (isStaged) ctx.s.hotInsert.run(j.dueAt, seq);
+    if (isStaged) ctx.s.hotInsert.run(j.dueAt, seq, j.tenant);
     deltas.pending(j.bucket, j.tenant, 1);
     deltas.status(j.tenant, "pending", 1);
     const job = newPendingJob(j, now);

@@ -154,7 +154,7 @@ function requeue(
     now: next.now,
   });
   deltas.move(c.tenant, "claimed", "pending", c.bucket, bucket);
-  ctx.placeInHot({ seq: c.seq, bucket, due_at: dueAt });
+  ctx.placeInHot({ seq: c.seq, bucket, due_at: dueAt, tenant: c.tenant });
 }
 
 /**

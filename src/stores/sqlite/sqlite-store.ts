@@ -21,12 +21,13 @@ import type {
   Store,
 } from "../../store/store.js";
 import { cancelJob, moveJob } from "./changes.js";
+import { claimDue, type TenantCursor } from "./claim.js";
 import { Checkpointer } from "./checkpointer.js";
 import { migrate, openDatabase } from "./connection.js";
 import { SqliteContext, type Statements } from "./context.js";
 import { insertJobs } from "./insert.js";
 import { listJobs } from "./list.js";
-import { asClaimed, CounterDeltas, rowSeq, rowToJob, type JobTuple } from "./rows.js";
+import { CounterDeltas, rowToJob, type JobTuple } from "./rows.js";
 import { expireLeases, releaseStale, settleJobs } from "./settle.js";
 import { stageBuckets } from "./staging.js";
 import { RAW_JOB_STATEMENTS, SQL } from "./statements.js";
@@ -73,6 +74,8 @@ export class SqliteStore implements Store {
   private readonly ctx: SqliteContext;
   private readonly checkpointer: Checkpointer | null;
   private readonly path: string;
+  /** Where the last claim shared out per tenant stopped (claim.ts). */
+  private readonly tenantCursor: TenantCursor = { after: "" };
 
   constructor(options: SqliteStoreOptions) {
     if (typeof options.path !== "string" || options.path === "") {
@@ -155,52 +158,9 @@ export class SqliteStore implements Store {
     return stageBuckets(this.ctx, params.until, params.maxRows);
   }
 
-  /**
-   * Reads the due prefix of the hot index, deletes exactly that range, reads those jobs
-   * (still pending) and gives each a lease row: one transaction, four statements, and no
-   * write to the jobs rows themselves (see migrations.ts).
-   */
+  /** One write transaction: see claim.ts (the due prefix, or shared out per tenant). */
   async jobsClaimDue(params: ClaimParams): Promise<Job[]> {
-    return this.ctx.write("claiming jobs", () => {
-      const rows: JobTuple[] = [];
-      const taken = new Set<number>();
-      // Entries of jobs no longer pending or no longer due then (cancelled, moved or retried
-      // since they were staged) are dropped by claimRead; read on until the batch is full,
-      // nothing due is left, or a bounded number of entries has been read.
-      const maxRead = Math.max(4 * params.limit, 2000);
-      let read = 0;
-      for (;;) {
-        const want = params.limit - rows.length;
-        const prefix = this.s.hotDuePrefix.all(params.dueBefore, want) as [number, number][];
-        const last = prefix[prefix.length - 1];
-        if (!last) break;
-        this.s.hotDeletePrefix.run(last[0], last[1]);
-        read += prefix.length;
-        const found = this.s.claimRead.all({ entries: JSON.stringify(prefix) }) as JobTuple[];
-        for (const r of found) {
-          const seq = rowSeq(r);
-          if (taken.has(seq)) continue;
-          taken.add(seq);
-          rows.push(r);
-        }
-        if (prefix.length < want || found.length === prefix.length || read >= maxRead) break;
-      }
-      if (rows.length === 0) return [];
-      const lease = {
-        owner: params.owner,
-        leaseUntil: params.now + params.leaseMs,
-        now: params.now,
-      };
-      this.s.claimInsert.run({ seqs: JSON.stringify(rows.map(rowSeq)), ...lease });
-      const deltas = new CounterDeltas();
-      const jobs = rows.map((r) => {
-        const job = rowToJob(asClaimed(r, lease));
-        deltas.move(job.tenant, "pending", "claimed", job.bucket, job.bucket);
-        return job;
-      });
-      this.ctx.flush(deltas);
-      return jobs.sort(byDue);
-    });
+    return this.ctx.write("claiming jobs", () => claimDue(this.ctx, params, this.tenantCursor));
   }
 
   async jobsSettle(params: {
@@ -319,8 +279,4 @@ export class SqliteStore implements Store {
       return rows.length;
     });
   }
-}
-
-function byDue(a: Job, b: Job): number {
-  return a.dueAt - b.dueAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }

@@ -101,12 +101,27 @@ export const SQL = {
   stagingPrune: `DELETE FROM bucket_staging WHERE done = 1 AND bucket <= ${STAGED_THROUGH}`,
 
   /** Hot index: primary key (due_at, seq). OR IGNORE: staging and a direct write may race. */
-  hotInsert: `INSERT OR IGNORE INTO hot (due_at, seq) VALUES (?, ?)`,
+  hotInsert: `INSERT OR IGNORE INTO hot (due_at, seq, tenant) VALUES (?, ?, ?)`,
   hotDelete: `DELETE FROM hot WHERE due_at = @dueAt AND seq = @seq`,
   /** Range read of the due prefix of the hot primary key: cost tracks the due rows only. */
   hotDuePrefix: `SELECT due_at, seq FROM hot WHERE due_at <= ? ORDER BY due_at, seq LIMIT ?`,
   /** Deletes exactly the prefix just read: a range delete on the primary key. */
   hotDeletePrefix: `DELETE FROM hot WHERE (due_at, seq) <= (?, ?)`,
+  /**
+   * Tenants that may have due work, for a claim shared out per tenant: the pending counters of
+   * the buckets up to the claim's (primary key of bucket_counts, a row per bucket and tenant:
+   * as many as tenants with work in the current and any overdue bucket, never per job), after
+   * a rotating cursor so every tenant gets its turn when there are more than a batch.
+   */
+  dueTenantsAfter: `SELECT DISTINCT tenant FROM bucket_counts
+    WHERE bucket <= @bucket AND pending > 0 AND tenant > @after
+    ORDER BY tenant LIMIT @limit`,
+  /** One tenant's due prefix: index hot_tenant (tenant, due_at, seq), a range read. */
+  hotTenantDuePrefix: `SELECT due_at, seq FROM hot INDEXED BY hot_tenant
+    WHERE tenant = @tenant AND due_at <= @dueBefore ORDER BY due_at, seq LIMIT @limit`,
+  /** Deletes exactly the tenant prefix just read (a range of hot_tenant). */
+  hotTenantDeletePrefix: `DELETE FROM hot INDEXED BY hot_tenant
+    WHERE tenant = @tenant AND (due_at, seq) <= (@dueAt, @seq)`,
   /** First entry of the hot primary key. */
   hotEarliest: `SELECT min(due_at) AS due_at FROM hot`,
 
@@ -141,12 +156,12 @@ export const SQL = {
     ORDER BY seq LIMIT 1 OFFSET @budget - 1`,
   /**
    * Copies one chunk of a bucket into hot in one statement, from the index alone (it holds
-   * (bucket, seq, due_at)): no row is read. A job of the chunk that is no longer pending
+   * (bucket, seq, due_at, tenant)): no row is read. A job of the chunk that is no longer pending
    * (cancelled before its bucket came due, say) is copied too and dropped by the claim
    * (claimRead), which checks every row it takes.
    */
-  stageCopy: `INSERT OR IGNORE INTO hot (due_at, seq)
-    SELECT due_at, seq FROM jobs INDEXED BY jobs_bucket
+  stageCopy: `INSERT OR IGNORE INTO hot (due_at, seq, tenant)
+    SELECT due_at, seq, tenant FROM jobs INDEXED BY jobs_bucket
     WHERE bucket = @bucket AND seq > @after AND seq <= @upTo`,
   /** Earliest bucket with pending work that is not fully staged (for the watcher's sleep). */
   nextUnstagedBucket: `SELECT min(c.bucket) AS bucket FROM bucket_counts c
@@ -281,6 +296,7 @@ export const SQL = {
  */
 export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
   "hotDuePrefix",
+  "hotTenantDuePrefix",
   "jobByLiveKey",
   "jobById",
   "claimRead",

@@ -1,0 +1,89 @@
+import type pg from "pg";
+import { bucketOf } from "../../core/buckets.js";
+import type { Job } from "../../core/job.js";
+import { BatchShare, claimNeedsShare, rotateTenants, type ClaimParams } from "../../store/store.js";
+import { withRetry } from "./connection.js";
+import { byDue, rowToJob, type JobRow } from "./rows.js";
+import type { Statements } from "./statements.js";
+
+export interface ClaimsDeps {
+  readonly pool: pg.Pool;
+  readonly sql: Statements;
+  readonly bucketWidthMs: number;
+  /** The store's error mapping (a full disk becomes StorageFullError; context added). */
+  readonly run: <T>(what: string, fn: () => Promise<T>) => Promise<T>;
+}
+
+/**
+ * The claim. Without a tenant near its cap it is one statement over the due prefix of index
+ * (due_at, id) (claimDue). When tenants must take turns (claimNeedsShare), the batch is
+ * shared out among the tenants with work in the due buckets (BatchShare), one statement per
+ * round with every tenant's part in it (claimTenantsDue: a range read of each tenant's due
+ * prefix). The rotation cursor (the last tenant served) is this node's own.
+ */
+export class Claims {
+  private cursor = "";
+
+  constructor(private readonly d: ClaimsDeps) {}
+
+  async claim(params: ClaimParams): Promise<Job[]> {
+    if (params.limit <= 0 || (params.shards !== undefined && params.shards.length === 0)) return [];
+    const shards = params.shards === undefined ? null : [...params.shards];
+    const lease = [params.owner, params.now, shards, params.leaseMs];
+    if (!claimNeedsShare(params)) {
+      const rows = await this.query("claiming due jobs", this.d.sql.claimDue, [
+        params.dueBefore,
+        params.limit,
+        ...lease,
+      ]);
+      return rows.map(rowToJob).sort(byDue);
+    }
+    const tenants = await this.dueTenants(params);
+    const share = new BatchShare(tenants, params.limit, params.tenantShare!);
+    const jobs: Job[] = [];
+    for (let asks = share.next(); asks.length > 0; asks = share.next()) {
+      const rows = await this.query("claiming due jobs per tenant", this.d.sql.claimTenantsDue, [
+        params.dueBefore,
+        asks.map((a) => a.tenant),
+        ...lease,
+        asks.map((a) => a.n),
+      ]);
+      const counts = new Map<string, number>();
+      for (const r of rows) {
+        const job = rowToJob(r);
+        counts.set(job.tenant, (counts.get(job.tenant) ?? 0) + 1);
+        jobs.push(job);
+      }
+      share.got(asks, counts);
+    }
+    this.cursor = share.lastServed() ?? this.cursor;
+    return jobs.sort(byDue);
+  }
+
+  /** Tenants with pending work in the buckets up to the claim's, at most a batch (rotateTenants). */
+  private async dueTenants(params: ClaimParams): Promise<string[]> {
+    const bucket = bucketOf(params.dueBefore, this.d.bucketWidthMs);
+    const read = async (after: string, limit: number): Promise<string[]> => {
+      const { rows } = await this.d.run("finding tenants with due jobs", () =>
+        withRetry(() =>
+          this.d.pool.query<{ tenant: string }>(this.d.sql.dueTenantsAfter, [bucket, after, limit]),
+        ),
+      );
+      return rows.map((r) => r.tenant);
+    };
+    const cursor = this.cursor;
+    const first = await read(cursor, params.limit);
+    const second =
+      first.length < params.limit && cursor !== ""
+        ? await read("", params.limit - first.length)
+        : null;
+    return rotateTenants(first, cursor, params.limit, () => second);
+  }
+
+  private async query(what: string, sql: string, args: unknown[]): Promise<JobRow[]> {
+    const { rows } = await this.d.run(what, () =>
+      withRetry(() => this.d.pool.query<JobRow>(sql, args)),
+    );
+    return rows;
+  }
+}

@@ -1,0 +1,120 @@
+import type { Job } from "../../core/job.js";
+import { bucketOf } from "../../core/buckets.js";
+import { BatchShare, claimNeedsShare, rotateTenants, type ClaimParams } from "../../store/store.js";
+import type { SqliteContext } from "./context.js";
+import { asClaimed, CounterDeltas, rowSeq, rowToJob, type JobTuple } from "./rows.js";
+
+/** A hot-index entry as read: [due_at, seq]. */
+type Entry = [number, number];
+
+/**
+ * The claim, in one write transaction. Without a tenant near its cap it reads the due prefix
+ * of the hot primary key (due_at, seq), deletes exactly that range, reads those jobs (still
+ * pending) and gives each a lease row: no write to the jobs rows themselves (see
+ * migrations.ts). When tenants must take turns (claimNeedsShare), the batch is shared out
+ * among the tenants with work in the due buckets (BatchShare), each tenant's part read from
+ * its own prefix of `hot_tenant (tenant, due_at, seq)`: a tenant with a large due backlog
+ * costs that prefix's read, never a read past its backlog to reach a neighbour's due job.
+ * `cursor` carries the rotation across claims (the last tenant served).
+ */
+export function claimDue(ctx: SqliteContext, params: ClaimParams, cursor: TenantCursor): Job[] {
+  const rows = claimNeedsShare(params)
+    ? takeShared(ctx, params, cursor)
+    : takeDue(ctx, params.limit, (want) => ({
+        read: () => ctx.s.hotDuePrefix.all(params.dueBefore, want) as Entry[],
+        drop: (last) => ctx.s.hotDeletePrefix.run(last[0], last[1]),
+      }));
+  if (rows.length === 0) return [];
+  const lease = { owner: params.owner, leaseUntil: params.now + params.leaseMs, now: params.now };
+  ctx.s.claimInsert.run({ seqs: JSON.stringify(rows.map(rowSeq)), ...lease });
+  const deltas = new CounterDeltas();
+  const jobs = rows.map((r) => {
+    const job = rowToJob(asClaimed(r, lease));
+    deltas.move(job.tenant, "pending", "claimed", job.bucket, job.bucket);
+    return job;
+  });
+  ctx.flush(deltas);
+  return jobs.sort(byDue);
+}
+
+/** Where the last shared claim stopped in the tenant order; the next one starts after it. */
+export interface TenantCursor {
+  after: string;
+}
+
+function takeShared(ctx: SqliteContext, params: ClaimParams, cursor: TenantCursor): JobTuple[] {
+  const tenants = dueTenants(ctx, params, cursor);
+  const share = new BatchShare(tenants, params.limit, params.tenantShare!);
+  const rows: JobTuple[] = [];
+  for (let asks = share.next(); asks.length > 0; asks = share.next()) {
+    const counts = new Map<string, number>();
+    for (const { tenant, n } of asks) {
+      const got = takeDue(ctx, n, (want) => ({
+        read: () =>
+          ctx.s.hotTenantDuePrefix.all({
+            tenant,
+            dueBefore: params.dueBefore,
+            limit: want,
+          }) as Entry[],
+        drop: (last) => ctx.s.hotTenantDeletePrefix.run({ tenant, dueAt: last[0], seq: last[1] }),
+      }));
+      counts.set(tenant, got.length);
+      rows.push(...got);
+    }
+    share.got(asks, counts);
+  }
+  cursor.after = share.lastServed() ?? cursor.after;
+  return rows;
+}
+
+/** Tenants with pending work in the buckets up to the claim's, at most a batch (rotateTenants). */
+function dueTenants(ctx: SqliteContext, params: ClaimParams, cursor: TenantCursor): string[] {
+  const bucket = bucketOf(params.dueBefore, ctx.bucketWidthMs);
+  const read = (after: string, limit: number): string[] =>
+    (ctx.s.dueTenantsAfter.all({ bucket, after, limit }) as { tenant: string }[]).map(
+      (r) => r.tenant,
+    );
+  const first = read(cursor.after, params.limit);
+  return rotateTenants(first, cursor.after, params.limit, () =>
+    read("", params.limit - first.length),
+  );
+}
+
+/**
+ * Takes up to `limit` still-pending jobs from a prefix of the hot index: reads entries, deletes
+ * exactly that range, keeps the jobs still pending and due when their entry says. Entries of
+ * jobs cancelled, moved or retried since they were staged are dropped; it reads on until the
+ * batch is full, nothing due is left, or a bounded number of entries has been read.
+ */
+function takeDue(
+  ctx: SqliteContext,
+  limit: number,
+  prefix: (want: number) => { read: () => Entry[]; drop: (last: Entry) => void },
+): JobTuple[] {
+  const rows: JobTuple[] = [];
+  const taken = new Set<number>();
+  const maxRead = Math.max(4 * limit, 2000);
+  let read = 0;
+  for (;;) {
+    const want = limit - rows.length;
+    const p = prefix(want);
+    const entries = p.read();
+    const last = entries[entries.length - 1];
+    if (!last) break;
+    p.drop(last);
+    read += entries.length;
+    const found = ctx.s.claimRead.all({ entries: JSON.stringify(entries) }) as JobTuple[];
+    for (const r of found) {
+      const seq = rowSeq(r);
+      if (taken.has(seq)) continue;
+      taken.add(seq);
+      rows.push(r);
+    }
+    if (entries.length < want || found.length === entries.length || read >= maxRead) break;
+  }
+  return rows;
+}
+
+function byDue(a: Job, b: Job): number {
+  return a.dueAt - b.dueAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
