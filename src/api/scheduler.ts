@@ -5,19 +5,26 @@ import { InvalidJobError } from "../core/errors.js";
 import { createIdGenerator } from "../core/ids.js";
 import type { Job, JobStatus, NewJob } from "../core/job.js";
 import {
+  MAX_KEY_LENGTH,
   validateScheduleInput,
   validateScheduleInputs,
+  type PrepareItem,
   type ScheduleContext,
   type ScheduleInput,
 } from "../core/schedule-input.js";
-import { parseDueTime } from "../core/time-input.js";
-import { requireInteger } from "../core/validate.js";
+import { resolveDueTime, type DueTimeFields } from "../core/due-time.js";
+import { rejectUnknownFields, requireInteger, requireString } from "../core/validate.js";
 import type { BucketCount, CancelResult, RescheduleResult, Store } from "../store/store.js";
 import type { DispatchOutcome, Handler } from "../engine/dispatcher.js";
 import type { FairShare } from "../engine/fair-queue.js";
 import { Engine } from "../engine/engine.js";
 import type { Logger } from "../engine/logger.js";
-import { resolveOptions, type ResolvedOptions, type SchedulerOptions } from "../engine/options.js";
+import {
+  publicOptions,
+  resolveOptions,
+  type SchedulerSettings,
+  type SchedulerOptions,
+} from "../engine/options.js";
 import { decodeCursor, encodeCursor, parseListQuery, type ListQuery } from "./list-query.js";
 import { LatenessRecorder, type LatenessSummary } from "./lateness.js";
 import { ActivityRecorder } from "./activity.js";
@@ -25,6 +32,44 @@ import type { JobChange, SchedulerEvents } from "./scheduler-events.js";
 import type { ClockJumpSummary } from "../engine/clock-jumps.js";
 
 export type { JobChange, SchedulerEvents } from "./scheduler-events.js";
+export type { BucketCount, CancelResult, RescheduleResult } from "../store/store.js";
+
+/** A due time: epoch ms, a Date, or a text (ISO with offset, "in 10 minutes", "tomorrow 9am"). */
+export type DueTime = number | Date | string;
+
+/**
+ * How far in the past a due time given to this call may be, in ms; `null` accepts any (the
+ * job is overdue and runs at once). Default: the scheduler's `maxPastMs`. The one past-time
+ * check of every surface: schedule, scheduleMany, reschedule and retry apply it.
+ */
+export interface PastTimePolicy {
+  readonly maxPastMs?: number | null;
+}
+
+/** Options of `scheduleMany`. */
+export interface ScheduleManyOptions extends PastTimePolicy {
+  /** Maps each raw item to a ScheduleInput first; its InvalidJobError counts as the item's. */
+  readonly prepare?: PrepareItem;
+}
+
+/** Options of `reschedule` and `retry`. */
+export interface MoveOptions extends PastTimePolicy {
+  readonly tenant?: string;
+  /** Apply only if the job is still at this version. */
+  readonly expectedVersion?: number;
+  /** IANA zone for a natural-language due time. Default UTC. */
+  readonly timeZone?: string;
+}
+
+/** What `storeInfo` tells of the store, without handing it out. */
+export interface StoreInfo {
+  /** "sqlite" or "postgres". */
+  readonly kind: string;
+  readonly bucketWidthMs: number;
+  readonly shardCount: number;
+  /** Whether the store has a clock of its own (PostgreSQL), checked for skew. */
+  readonly ownClock: boolean;
+}
 
 /** What `schedule` resolves to. */
 export interface ScheduleResult {
@@ -67,7 +112,8 @@ export interface ClockStats {
  * them with registered handlers.
  */
 export class Scheduler extends EventEmitter<SchedulerEvents> {
-  readonly options: ResolvedOptions;
+  /** The resolved options, but the store and the clock: reach those through the methods. */
+  readonly options: SchedulerSettings;
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly logger: Logger;
@@ -82,8 +128,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   constructor(options: SchedulerOptions) {
     super();
-    this.options = resolveOptions(options);
-    const o = this.options;
+    const o = resolveOptions(options);
+    this.options = publicOptions(o);
     this.store = o.store;
     this.clock = o.clock;
     this.logger = o.logger;
@@ -135,25 +181,28 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /** Schedules one job. Resolves to the stored job (or the live job holding its key). */
-  async schedule(input: ScheduleInput): Promise<ScheduleResult> {
-    const ctx = this.scheduleContext();
+  async schedule(input: ScheduleInput, opts: PastTimePolicy = {}): Promise<ScheduleResult> {
+    const ctx = this.scheduleContext(opts);
     const [result] = await this.insert([validateScheduleInput(input, ctx)], ctx.now);
     return result!;
   }
 
   /**
-   * Schedules many jobs in one transaction: all are validated first (an error names the
-   * item, e.g. `jobs[3].dueAt`) and either all are stored or none.
+   * Schedules many jobs in one transaction: all are validated first and either all are stored
+   * or none. Bad items throw one InvalidJobsError listing each (`jobs[3].dueAt`, ...).
    */
-  async scheduleMany(inputs: readonly ScheduleInput[]): Promise<ScheduleResult[]> {
+  async scheduleMany(
+    inputs: readonly ScheduleInput[] | readonly unknown[],
+    opts: ScheduleManyOptions = {},
+  ): Promise<ScheduleResult[]> {
     if (!Array.isArray(inputs)) throw new InvalidJobError("jobs", "an array of jobs", inputs);
-    const ctx = this.scheduleContext();
-    const jobs = validateScheduleInputs(inputs, ctx, "jobs");
+    const ctx = this.scheduleContext(opts);
+    const jobs = validateScheduleInputs(inputs, ctx, "jobs", opts.prepare);
     if (jobs.length === 0) return [];
     return this.insert(jobs, ctx.now);
   }
 
-  private scheduleContext(): ScheduleContext {
+  private scheduleContext(opts: PastTimePolicy): ScheduleContext {
     return {
       now: this.clock.now(),
       newId: this.newId,
@@ -162,8 +211,16 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       defaultTenant: this.options.defaultTenant,
       defaultMaxAttempts: this.options.maxAttempts,
       maxPayloadBytes: this.options.maxPayloadBytes,
-      maxPastMs: this.options.maxPastMs,
+      maxPastMs: this.pastLimit(opts),
     };
+  }
+
+  /** The call's past-time tolerance, else the scheduler's. */
+  private pastLimit(opts: PastTimePolicy): number | null {
+    const given = opts.maxPastMs;
+    if (given === undefined) return this.options.maxPastMs;
+    if (given === null) return null;
+    return requireInteger(given, "maxPastMs", 0, Number.MAX_SAFE_INTEGER);
   }
 
   private async insert(jobs: NewJob[], now: number): Promise<ScheduleResult[]> {
@@ -187,6 +244,67 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   async get(id: string, opts: { tenant?: string } = {}): Promise<Job | null> {
     if (typeof id !== "string") throw new InvalidJobError("id", "a job id string", id);
     return this.store.jobGet({ id, ...opts });
+  }
+
+  /** The live job of `tenant` (default: the default tenant) holding idempotency key `key`, or null. */
+  async getByKey(key: string, opts: { tenant?: string } = {}): Promise<Job | null> {
+    requireString(key, "key", { max: MAX_KEY_LENGTH });
+    return this.store.jobGetByKey({ tenant: opts.tenant ?? this.options.defaultTenant, key });
+  }
+
+  /** Now on the scheduler's clock (epoch ms): the "now" its due times are read against. */
+  now(): number {
+    return this.clock.now();
+  }
+
+  /** Jobs by state, from the store's counters (no row counting). */
+  counts(opts: { tenant?: string } = {}): Promise<Record<JobStatus, number>> {
+    return this.store.jobsCountByStatus(opts);
+  }
+
+  /** Pending jobs per bucket starting in [from, to), from the per-bucket counters. */
+  bucketCounts(opts: { from: number; to: number; tenant?: string }): Promise<BucketCount[]> {
+    return this.store.bucketsCounts(opts);
+  }
+
+  /**
+   * The tenant's pending job due earliest, if it is due already. The store's next-due answer
+   * (the head of the hot index and the earliest unstaged bucket) settles the usual case,
+   * nothing overdue for anyone, without touching job rows; otherwise one listing stops at the
+   * first pending row due before now.
+   */
+  async oldestOverdue(opts: { tenant?: string } = {}): Promise<Job | null> {
+    const now = this.clock.now();
+    const next = await this.store.jobsNextDue({ now });
+    const due = (t: number | null) => t !== null && t <= now;
+    if (!due(next.earliestDue) && !due(next.nextUnstagedBucket)) return null;
+    const [first] = await this.store.jobsList({
+      ...opts,
+      statuses: ["pending"],
+      dueTo: now + 1,
+      limit: 1,
+    });
+    return first ?? null;
+  }
+
+  /** The store's kind and layout (bucket width, shards). */
+  storeInfo(): StoreInfo {
+    const st = this.store;
+    return {
+      kind: st.kind,
+      bucketWidthMs: st.bucketWidthMs,
+      shardCount: st.shardCount,
+      ownClock: st.clockRead !== undefined,
+    };
+  }
+
+  /**
+   * Applies the store's pending schema migrations (opening a store migrates it too; this is
+   * for deploy steps that migrate before rolling out nodes).
+   */
+  async migrate(): Promise<StoreInfo> {
+    await this.store.migrate();
+    return this.storeInfo();
   }
 
   /** A page of jobs in due order; filters by status and due range. */
@@ -215,42 +333,42 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /**
-   * Moves a pending job to a new due time (snooze). With `expectedVersion` it applies only if
+   * Moves a pending job to a new due time (snooze): `dueAt` as schedule reads it, or the
+   * fields `{ dueAt, timeZone }` / `{ delayMs }`. With `expectedVersion` it applies only if
    * nobody changed the job since. Outcomes: rescheduled, too-late, version-conflict, not-found.
    */
   async reschedule(
     id: string,
-    dueAt: number | Date | string,
-    opts: { tenant?: string; expectedVersion?: number; timeZone?: string } = {},
+    dueAt: DueTime | DueTimeFields,
+    opts: MoveOptions = {},
   ): Promise<RescheduleResult> {
     return this.move("reschedule", id, dueAt, opts);
   }
 
-  /** Puts a dead job back to pending, due at `dueAt` (default now), with fresh attempts. */
+  /**
+   * Puts a dead job back to pending with fresh attempts, due at `dueAt` (or `delayMs` from
+   * now; default now).
+   */
   async retry(
     id: string,
-    opts: {
-      tenant?: string;
-      expectedVersion?: number;
-      dueAt?: number | Date | string;
-      timeZone?: string;
-    } = {},
+    opts: MoveOptions & { dueAt?: DueTime; delayMs?: number } = {},
   ): Promise<RescheduleResult> {
-    return this.move("retry", id, opts.dueAt ?? this.clock.now(), opts);
+    const { dueAt, delayMs, ...rest } = opts;
+    const when =
+      dueAt === undefined && delayMs === undefined ? this.clock.now() : { dueAt, delayMs };
+    return this.move("retry", id, when, rest);
   }
 
   private async move(
     kind: "reschedule" | "retry",
     id: string,
-    dueAtInput: number | Date | string,
-    opts: { tenant?: string; expectedVersion?: number; timeZone?: string },
+    when: DueTime | DueTimeFields,
+    opts: MoveOptions,
   ): Promise<RescheduleResult> {
     if (typeof id !== "string") throw new InvalidJobError("id", "a job id string", id);
     const now = this.clock.now();
-    const dueAt = parseDueTime(dueAtInput, {
-      now,
-      ...(opts.timeZone === undefined ? {} : { timeZone: opts.timeZone }),
-    });
+    const fields = dueTimeFields(when, opts.timeZone);
+    const dueAt = resolveDueTime(fields, { now, maxPastMs: this.pastLimit(opts) });
     // a safe integer: past that PostgreSQL answers an error for the bigint, not a conflict
     if (opts.expectedVersion !== undefined) {
       requireInteger(opts.expectedVersion, "expectedVersion", 0, Number.MAX_SAFE_INTEGER);
@@ -409,4 +527,16 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
         break;
     }
   }
+}
+
+/**
+ * A move's due time as resolveDueTime reads it: a bare time (with the call's `timeZone`),
+ * or the fields of a reschedule body, nothing else.
+ */
+function dueTimeFields(when: DueTime | DueTimeFields, timeZone?: string): DueTimeFields {
+  if (typeof when === "object" && when !== null && !(when instanceof Date)) {
+    rejectUnknownFields(when as Record<string, unknown>, ["dueAt", "delayMs", "timeZone"], "");
+    return when;
+  }
+  return { dueAt: when, ...(timeZone === undefined ? {} : { timeZone }) };
 }

@@ -9,7 +9,7 @@ export class DuetimeError extends Error {
  * the HTTP API, the MCP tools and the CLI.
  */
 export class InvalidJobError extends DuetimeError {
-  override readonly name = "InvalidJobError";
+  override readonly name: string = "InvalidJobError";
   readonly field: string;
   constructor(
     field: string,
@@ -19,6 +19,35 @@ export class InvalidJobError extends DuetimeError {
     const label = fieldLabel(field);
     super(`${label}: expected ${expected}, received ${describeReceived(received)}`);
     this.field = label;
+  }
+}
+
+/** One bad item of a list: its position and its error (field names carry the position too). */
+export interface InvalidItem {
+  readonly index: number;
+  readonly error: InvalidJobError;
+}
+
+/**
+ * Several jobs of one call are invalid and nothing was stored. It reads as the first bad
+ * item's InvalidJobError (`field` is `jobs[3].dueAt`), and `items` lists every bad item in
+ * order, so a caller can report all of them at once.
+ */
+export class InvalidJobsError extends InvalidJobError {
+  override readonly name = "InvalidJobsError";
+  constructor(
+    readonly items: readonly InvalidItem[],
+    /** How many jobs the call asked for. */
+    readonly total: number,
+  ) {
+    const first = items[0]!.error;
+    super(first.field, first.expected, first.received);
+    // the first error's label as it is: labelling an already quoted name again would quote it twice
+    (this as { field: string }).field = first.field;
+    this.message =
+      items.length === 1
+        ? first.message
+        : `${first.message} (${items.length} of ${total} jobs are invalid; nothing was stored)`;
   }
 }
 

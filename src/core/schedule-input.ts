@@ -1,4 +1,5 @@
 import { bucketOf } from "./buckets.js";
+import { InvalidJobError, InvalidJobsError, type InvalidItem } from "./errors.js";
 import type { JsonValue, NewJob } from "./job.js";
 import { shardOf } from "./ids.js";
 import { MAX_DELAY_MS, resolveDueTime } from "./due-time.js";
@@ -101,19 +102,37 @@ export function validateScheduleInput(
 }
 
 /**
- * Validates a list of inputs, all before any is stored; an error names the item and field
+ * Turns one raw list item into a ScheduleInput before it is validated (the HTTP service maps
+ * its own body shape here); `prefix` is the item's field prefix (`jobs[3].`) for its errors.
+ */
+export type PrepareItem = (raw: unknown, prefix: string) => ScheduleInput;
+
+/**
+ * Validates a list of inputs, all before any is stored. Every bad item is reported at once:
+ * an InvalidJobsError lists each item's error, each naming the item and field
  * (`jobs[3].dueAt`), a name built only when there is an error.
  */
 export function validateScheduleInputs(
   raws: readonly unknown[],
   ctx: ScheduleContext,
   listField: string,
+  prepare?: PrepareItem,
 ): NewJob[] {
   const jobs: NewJob[] = [];
+  let bad: InvalidItem[] | undefined;
   let i = 0;
   // one prefix function for the whole list: it is only called while item i is validated
   const prefix = (): string => `${listField}[${i}].`;
-  for (; i < raws.length; i++) jobs.push(validate(raws[i], ctx, prefix));
+  for (; i < raws.length; i++) {
+    try {
+      const raw = prepare ? prepare(raws[i], prefix()) : raws[i];
+      jobs.push(validate(raw, ctx, prefix));
+    } catch (err) {
+      if (!(err instanceof InvalidJobError)) throw err;
+      (bad ??= []).push({ index: i, error: err });
+    }
+  }
+  if (bad) throw new InvalidJobsError(bad, raws.length);
   return jobs;
 }
 

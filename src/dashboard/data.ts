@@ -49,9 +49,8 @@ export async function futureView(
   query: unknown,
 ): Promise<FutureView> {
   const q = readQuery(query, FUTURE_QUERY);
-  const store = scheduler.options.store;
-  const now = scheduler.options.clock.now();
-  const width = store.bucketWidthMs;
+  const now = scheduler.now();
+  const width = scheduler.storeInfo().bucketWidthMs;
   const current = bucketOf(now, width);
   const maxBins = q.bins ?? 120;
   let start: number;
@@ -73,8 +72,8 @@ export async function futureView(
   const firstBucket = Math.max(from, current);
   const t = { tenant };
   const [inWindow, late] = await Promise.all([
-    store.bucketsCounts({ from: firstBucket, to: end, ...t }),
-    store.bucketsCounts({ from: 0, to: current, ...t }),
+    scheduler.bucketCounts({ from: firstBucket, to: end, ...t }),
+    scheduler.bucketCounts({ from: 0, to: current, ...t }),
   ]);
   const bins = binCounts(inWindow, from, end, binMs);
   return {
@@ -114,8 +113,8 @@ export interface NowView {
 }
 
 /**
- * Cheap reads only: status counters (`jobsCountByStatus`), the first pending job in due
- * order (one bucket, one index row), and in-memory counts of this process (per-minute
+ * Cheap reads only: status counters (`counts`), the first pending job in due order
+ * (`oldestOverdue`: one bucket, one index row), and in-memory counts of this process (per-minute
  * activity, dead in the last day).
  */
 export async function nowView(
@@ -125,12 +124,11 @@ export async function nowView(
   query: unknown,
 ): Promise<NowView> {
   const q = readQuery(query, NOW_QUERY);
-  const store = scheduler.options.store;
-  const now = scheduler.options.clock.now();
+  const now = scheduler.now();
   const minutes = q.minutes ?? 30;
   const [counts, oldest] = await Promise.all([
-    store.jobsCountByStatus({ tenant }),
-    oldestOverdue(scheduler, tenant, now),
+    scheduler.counts({ tenant }),
+    scheduler.oldestOverdue({ tenant }),
   ]);
   return {
     now,
@@ -144,25 +142,6 @@ export async function nowView(
       : null,
     deadLastDay: dead.lastDay(now, tenant),
   };
-}
-
-/**
- * The tenant's pending job due earliest, if it is due already. `jobsNextDue` (the head of the
- * hot index and the earliest unstaged bucket, O(1)) answers the usual case, nothing overdue
- * for anyone, without touching job rows; otherwise one listing of pending jobs due before
- * now stops at the first row, reading only the oldest bucket that holds one.
- */
-async function oldestOverdue(
-  scheduler: Scheduler,
-  tenant: string,
-  now: number,
-): Promise<Job | null> {
-  const store = scheduler.options.store;
-  const next = await store.jobsNextDue({ now });
-  const due = (t: number | null) => t !== null && t <= now;
-  if (!due(next.earliestDue) && !due(next.nextUnstagedBucket)) return null;
-  const [first] = await store.jobsList({ tenant, statuses: ["pending"], dueTo: now + 1, limit: 1 });
-  return first ?? null;
 }
 
 /** A job as the jobs table shows it (no payload). */
@@ -229,11 +208,11 @@ export async function searchJobs(
       const job = await scheduler.get(text, { tenant });
       if (job) return { jobs: [summarize(job)], nextCursor: null, match: "id" };
     }
-    const byKey = await scheduler.options.store.jobGetByKey({ tenant, key: text });
+    const byKey = await scheduler.getByKey(text, { tenant });
     if (byKey) return { jobs: [summarize(byKey)], nextCursor: null, match: "key" };
     return { jobs: [], nextCursor: null, match: null };
   }
-  const now = scheduler.options.clock.now();
+  const now = scheduler.now();
   const page = await scheduler.list({
     tenant,
     ...(q.status ? { status: q.status } : {}),

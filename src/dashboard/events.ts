@@ -147,7 +147,7 @@ export class EventStream {
     res.write(
       frame("hello", {
         tenant,
-        now: this.scheduler.options.clock.now(),
+        now: this.scheduler.now(),
         seq: this.log.latest(tenant),
       }),
     );
@@ -227,7 +227,7 @@ export class EventStream {
   }
 
   private beat(): void {
-    const line = `: heartbeat ${this.scheduler.options.clock.now()}\n\n`;
+    const line = `: heartbeat ${this.scheduler.now()}\n\n`;
     for (const c of this.clients) c.res.write(line);
   }
 }

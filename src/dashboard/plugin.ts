@@ -71,7 +71,7 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
   }
   const staticDir = options.staticDir ?? defaultStaticDir();
   const stream = new EventStream(scheduler, options.events, options.streamOwnersValid);
-  const dead = new DeadCounter(scheduler.options.clock.now());
+  const dead = new DeadCounter(scheduler.now());
   const countDead = (c: JobChange) => dead.record(c);
   scheduler.on("changed", countDead);
   // preClose: open streams would otherwise keep the server from closing.

@@ -137,6 +137,21 @@ export type ResolvedOptions = Readonly<
   }
 >;
 
+/**
+ * What a Scheduler shows of its resolved options (`scheduler.options`): all but the store and
+ * the clock. Adapters reach the jobs and the time through the Scheduler's methods (`now()`,
+ * `get`, `counts`...), never past it; only the engine is handed the store and the clock.
+ */
+export type SchedulerSettings = Readonly<Omit<ResolvedOptions, "store" | "clock">>;
+
+/** The resolved options without the store and the clock, frozen. */
+export function publicOptions(o: ResolvedOptions): SchedulerSettings {
+  const rest: Record<string, unknown> = { ...o };
+  delete rest.store;
+  delete rest.clock;
+  return Object.freeze(rest) as SchedulerSettings;
+}
+
 /** Defaults applied into a new frozen object; the caller's object is never mutated. */
 export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
   if (!o || typeof o.store !== "object" || o.store === null) {

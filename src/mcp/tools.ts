@@ -3,7 +3,6 @@ import type * as z from "zod";
 import type { Scheduler } from "../api/scheduler.js";
 import { InvalidJobError } from "../core/errors.js";
 import type { JsonValue } from "../core/job.js";
-import { resolveDueTime } from "../core/due-time.js";
 import { checkWebhookTarget } from "../core/webhook-target.js";
 import { toolError } from "./errors.js";
 import { REMINDER_TARGET } from "./reminders.js";
@@ -32,23 +31,25 @@ export async function createTask(
   ctx: ToolContext,
   args: z.infer<typeof createTaskInput>,
 ): Promise<CallToolResult> {
-  const dueAt = dueTime(ctx, args.scheduled_at, args.timezone);
   const target = webhookTarget(ctx, args.webhook_url, args.webhook_headers);
   const payload: TaskPayload = {
     description: args.description,
     ...(args.timezone === undefined ? {} : { timezone: args.timezone }),
     ...(args.payload === undefined ? {} : { data: args.payload as JsonValue }),
   };
-  const { job, created } = await ctx.scheduler.schedule({
-    dueAt,
-    tenant: ctx.tenant,
-    target: target.target,
-    targetOptions: target.options,
-    payload: payload as unknown as JsonValue,
-    ...(args.idempotency_key === undefined ? {} : { key: args.idempotency_key }),
-    ...(args.max_attempts === undefined ? {} : { maxAttempts: args.max_attempts }),
-    ...(args.expire_after_ms === undefined ? {} : { expireAfterMs: args.expire_after_ms }),
-  });
+  const { job, created } = await ctx.scheduler.schedule(
+    {
+      ...dueTime(args.scheduled_at, args.timezone),
+      tenant: ctx.tenant,
+      target: target.target,
+      targetOptions: target.options,
+      payload: payload as unknown as JsonValue,
+      ...(args.idempotency_key === undefined ? {} : { key: args.idempotency_key }),
+      ...(args.max_attempts === undefined ? {} : { maxAttempts: args.max_attempts }),
+      ...(args.expire_after_ms === undefined ? {} : { expireAfterMs: args.expire_after_ms }),
+    },
+    { maxPastMs: ctx.maxPastMs },
+  );
   const task = taskView(job);
   const summary = created
     ? `created: ${statusLine(task)}`
@@ -115,9 +116,9 @@ export async function rescheduleTask(
   ctx: ToolContext,
   args: z.infer<typeof rescheduleTaskInput>,
 ): Promise<CallToolResult> {
-  const dueAt = dueTime(ctx, args.scheduled_at, args.timezone);
-  const r = await ctx.scheduler.reschedule(args.id, dueAt, {
+  const r = await ctx.scheduler.reschedule(args.id, dueTime(args.scheduled_at, args.timezone), {
     tenant: ctx.tenant,
+    maxPastMs: ctx.maxPastMs,
     ...(args.expected_version === undefined ? {} : { expectedVersion: args.expected_version }),
   });
   if (r.outcome === "not-found") return notFound(args.id);
@@ -145,15 +146,13 @@ export async function rescheduleTask(
 }
 
 /**
- * Resolves scheduled_at once, on the scheduler's clock, so "in 10 minutes" means ten minutes
- * from this call; a time in the past is accepted (it fires at once) up to `maxPastMs`.
+ * scheduled_at and timezone as the library's fields: the scheduler reads them on its clock
+ * ("in 10 minutes" is ten minutes from this call) and applies the server's past-time
+ * tolerance (`maxPastMs`, passed with each call), so the tools and the HTTP API share one
+ * check. withInputErrors relabels the library's field names as scheduled_at, timezone.
  */
-function dueTime(ctx: ToolContext, when: string, timeZone: string | undefined): number {
-  // the library's field names in errors; withInputErrors relabels them scheduled_at, timezone
-  return resolveDueTime(
-    { dueAt: when, ...(timeZone === undefined ? {} : { timeZone }) },
-    { now: ctx.scheduler.options.clock.now(), maxPastMs: ctx.maxPastMs },
-  );
+function dueTime(when: string, timeZone: string | undefined): { dueAt: string; timeZone?: string } {
+  return { dueAt: when, ...(timeZone === undefined ? {} : { timeZone }) };
 }
 
 function webhookTarget(

@@ -120,7 +120,7 @@ export class ServiceMetrics {
       jumpSize.observe(Math.abs(jumpMs) / 1000);
     });
     // Only for a store with a clock of its own (PostgreSQL); SQLite shares this machine's.
-    if (scheduler.options.store.clockRead) {
+    if (scheduler.storeInfo().ownClock) {
       new client.Gauge({
         name: "duetime_clock_skew_seconds",
         help: "This node's clock minus the database's at the latest check (NaN before the first)",
@@ -155,7 +155,7 @@ export class ServiceMetrics {
       registers,
       async collect() {
         const s = await stats();
-        const now = scheduler.options.clock.now();
+        const now = scheduler.now();
         let n = 0;
         for (const b of s.buckets) if (b.bucket + s.bucketWidthMs <= now) n += b.pending;
         this.set(n);

@@ -150,15 +150,15 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   );
   const auth = bearerAuth(gate);
   const doc = openApiDocument(o.version ?? "0.0.0");
-  const clock = o.scheduler.options.clock;
+  const scheduler = o.scheduler;
   const readiness = new ReadinessProbe(
     async () => {
       // After a write refused for lack of space, one small write says whether space is back.
-      await o.storage?.recheck(clock.now());
-      await o.scheduler.get("00000000000000000000000000");
+      await o.storage?.recheck(scheduler.now());
+      await scheduler.get("00000000000000000000000000");
     },
     o.readinessCacheMs ?? 1000,
-    () => clock.now(),
+    () => scheduler.now(),
     (r) => o.metrics.observeReadiness(r.ready),
   );
 

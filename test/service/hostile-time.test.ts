@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
 import { bucketOf } from "../../src/core/buckets.js";
 import { validateScheduleInput } from "../../src/core/schedule-input.js";
+import { openStore } from "../../src/stores/open-store.js";
 import { call } from "../mcp/helpers.js";
 import { freshSchema, startPostgres, type PostgresServer } from "../support/postgres-server.js";
 import { startTestService, type ApiResult, type TestService } from "./helpers.js";
@@ -60,7 +61,7 @@ describe.each(["sqlite", "postgres"] as const)("on %s", (kind) => {
   }
 
   async function storedJobs(): Promise<number> {
-    const counts = await t.svc.scheduler.options.store.jobsCountByStatus({});
+    const counts = await t.svc.scheduler.counts();
     return Object.values(counts).reduce((a, b) => a + b, 0);
   }
 
@@ -213,8 +214,9 @@ describe.each(["sqlite", "postgres"] as const)("on %s", (kind) => {
 
   describe("a stored row holding an out-of-range time does not break reads", () => {
     it("lists, gets, MCP task.list/task.status and the dashboard answer 200; cancel works", async () => {
-      // What the old validator let through: the store is handed the job as it was then.
-      const store = t.svc.scheduler.options.store;
+      // What the old validator let through: a second connection to the service's database
+      // hands its store the job as it was then.
+      const store = await openStore(t.db);
       // "in 14300000 weeks" (past what a Date holds), year 10000, and on SQLite "in 99999999999
       // weeks" (a REAL there; PostgreSQL's bigint refused it with an error, also a 500)
       const times = [T0 + 14_300_000 * 604_800_000, 253_402_300_800_000 + 82_739_000];
@@ -236,6 +238,7 @@ describe.each(["sqlite", "postgres"] as const)("on %s", (kind) => {
         return { ...job, dueAt, bucket: bucketOf(dueAt, store.bucketWidthMs) };
       });
       await store.jobsInsert({ jobs: legacy, now: T0 });
+      await store.close();
 
       const list = await t.api("GET", "/v1/jobs?limit=1000");
       expect(list.status, JSON.stringify(list.body)).toBe(200);

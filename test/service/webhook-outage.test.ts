@@ -23,7 +23,7 @@ describe("a database outage during delivery (real PostgreSQL, stopped and starte
       secretCacheMs: 0, // every delivery reads the secret from the database
     });
     const rx = await startReceiver();
-    const store = t.svc.scheduler.options.store;
+    const scheduler = t.svc.scheduler;
     const JOBS = 32;
     try {
       const ids: string[] = [];
@@ -39,7 +39,7 @@ describe("a database outage during delivery (real PostgreSQL, stopped and starte
       // such as the watcher's pass once the node's shard leases are taken.)
       await until(async () => {
         await clock.advance(0);
-        return (await store.jobsCountByStatus({})).claimed === JOBS;
+        return (await scheduler.counts()).claimed === JOBS;
       });
       const deferred: { error: string; retryAt: number }[] = [];
       t.svc.scheduler.on("deferred", (e) => deferred.push(e));
@@ -50,7 +50,7 @@ describe("a database outage during delivery (real PostgreSQL, stopped and starte
       await pg.server.resume(); // the settlements, retried meanwhile, are written now
       await until(async () => deferred.length >= JOBS);
 
-      expect(await store.jobsCountByStatus({})).toMatchObject({
+      expect(await scheduler.counts()).toMatchObject({
         pending: JOBS,
         claimed: 0,
         dead: 0,

@@ -43,7 +43,7 @@ beforeEach(async () => {
 });
 
 async function stored(): Promise<number> {
-  const counts = await t.svc.scheduler.options.store.jobsCountByStatus({});
+  const counts = await t.svc.scheduler.counts();
   return Object.values(counts).reduce((a, b) => a + b, 0);
 }
 

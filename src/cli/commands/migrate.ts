@@ -16,12 +16,8 @@ export function registerMigrate(program: Command): void {
       action(async (o: { json?: boolean }, cmd: Command) => {
         const db = resolveDb(cmd.optsWithGlobals<GlobalOptions>());
         const info = await withScheduler(cmd, async (s) => {
-          await s.options.store.migrate();
-          return {
-            store: s.options.store.kind,
-            bucketWidthMs: s.options.store.bucketWidthMs,
-            shardCount: s.options.store.shardCount,
-          };
+          const { kind, bucketWidthMs, shardCount } = await s.migrate();
+          return { store: kind, bucketWidthMs, shardCount };
         });
         if (o.json) outJson({ migrated: true, ...info });
         else {

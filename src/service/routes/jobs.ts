@@ -1,9 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Scheduler } from "../../api/scheduler.js";
-import { Described, InvalidJobError } from "../../core/errors.js";
+import { Described, InvalidJobError, InvalidJobsError } from "../../core/errors.js";
 import type { Job } from "../../core/job.js";
-import { validateScheduleInput, type ScheduleInput } from "../../core/schedule-input.js";
-import { resolveDueTime } from "../../core/due-time.js";
 import { rejectUnknownFields, requireObject } from "../../core/validate.js";
 import { ApiError, invalid, jobNotFound } from "../http-errors.js";
 import { jobView, toScheduleInput } from "../job-input.js";
@@ -63,39 +61,13 @@ function createRoutes(app: FastifyInstance, o: JobRoutesOptions): void {
       throw new InvalidJobError("jobs", `an array of 1 to ${MAX_BATCH} jobs`, items);
     }
     // Every item is checked before anything is stored, so the answer lists all bad items.
-    const inputs: ScheduleInput[] = [];
-    const errors: ItemError[] = [];
-    const check = validationContext(s);
-    items.forEach((raw, index) => {
-      try {
-        const input = toScheduleInput(raw, ctxOf(request, `jobs[${index}].`));
-        validateScheduleInput(input, { ...check, fieldPrefix: `jobs[${index}].` });
-        inputs.push(input);
-      } catch (err) {
-        if (!(err instanceof InvalidJobError)) throw err;
-        const e = invalid(err).body().error;
-        errors.push({
-          index,
-          field: e.field,
-          expected: e.expected,
-          received: e.received,
-          message: e.message,
-        });
-      }
-    });
-    if (errors.length > 0) {
-      const first = errors[0]!;
-      throw new ApiError(
-        400,
-        "invalid",
-        first.field,
-        first.expected,
-        new Described(first.received), // already described once, as in `errors`
-        `${errors.length} of ${items.length} jobs are invalid; nothing was stored. First: ${first.message}`,
-        { errors },
-      );
-    }
-    const results = await s.scheduleMany(inputs);
+    const results = await s
+      .scheduleMany(items, {
+        prepare: (raw, prefix) => toScheduleInput(raw, ctxOf(request, prefix)),
+      })
+      .catch((err: unknown) => {
+        throw err instanceof InvalidJobsError ? batchInvalid(err) : err;
+      });
     const anyCreated = results.some((r) => r.created);
     return reply.code(anyCreated ? 201 : 200).send({
       jobs: results.map((r) => ({ created: r.created, job: jobView(r.job) })),
@@ -126,8 +98,7 @@ function changeRoutes(app: FastifyInstance, o: JobRoutesOptions): void {
     async (request, reply) => {
       const { id } = request.params;
       const expectedVersion = parseIfMatch(request.headers["if-match"]);
-      const dueAt = rescheduleDueAt(request.body, s);
-      const r = await s.reschedule(id, dueAt, {
+      const r = await s.reschedule(id, rescheduleBody(request.body), {
         tenant: request.tenant,
         ...(expectedVersion === undefined ? {} : { expectedVersion }),
       });
@@ -203,24 +174,36 @@ function parseIfMatch(header: string | undefined): number | undefined {
   return Number(m[1]);
 }
 
-/** The new due time of a reschedule body: `dueAt` (+ `timeZone`) or `delayMs`. */
-function rescheduleDueAt(raw: unknown, s: Scheduler): number {
-  const body = requireObject(raw, "body");
-  rejectUnknownFields(body, ["dueAt", "delayMs", "timeZone"], "");
-  return resolveDueTime(body, { now: s.options.clock.now(), maxPastMs: s.options.maxPastMs });
+/**
+ * 400 for a batch with bad items: the first item's error on top (as for one job), and
+ * `errors` listing every bad item with its index.
+ */
+function batchInvalid(err: InvalidJobsError): ApiError {
+  const errors: ItemError[] = err.items.map(({ index, error }) => {
+    const e = invalid(error).body().error;
+    return {
+      index,
+      field: e.field,
+      expected: e.expected,
+      received: e.received,
+      message: e.message,
+    };
+  });
+  const first = errors[0]!;
+  return new ApiError(
+    400,
+    "invalid",
+    first.field,
+    first.expected,
+    new Described(first.received), // already described once, as in `errors`
+    `${errors.length} of ${err.total} jobs are invalid; nothing was stored. First: ${first.message}`,
+    { errors },
+  );
 }
 
-/** The context validateScheduleInput needs, to check batch items before storing any. */
-function validationContext(s: Scheduler) {
-  const o = s.options;
-  return {
-    now: o.clock.now(),
-    newId: () => "00000000000000000000000000",
-    bucketWidthMs: o.store.bucketWidthMs,
-    shardCount: o.store.shardCount,
-    defaultTenant: o.defaultTenant,
-    defaultMaxAttempts: o.maxAttempts,
-    maxPayloadBytes: o.maxPayloadBytes,
-    maxPastMs: o.maxPastMs,
-  };
+/** A reschedule body: `dueAt` (+ `timeZone`) or `delayMs`, read by the scheduler. */
+function rescheduleBody(raw: unknown): Record<string, unknown> {
+  const body = requireObject(raw, "body");
+  rejectUnknownFields(body, ["dueAt", "delayMs", "timeZone"], "");
+  return body;
 }

@@ -25,7 +25,7 @@ export function statsRoutes(app: FastifyInstance, scheduler: Scheduler): void {
     }
     const tenant = request.tenant;
     const stats = await scheduler.stats({ tenant, buckets });
-    const now = scheduler.options.clock.now();
+    const now = scheduler.now();
     const shown = stats.buckets.reduce((n, b) => n + b.pending, 0);
     const lateness = scheduler.activity.lateness(now, ACTIVITY_MINUTES, tenant);
     return {
