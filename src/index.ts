@@ -32,8 +32,14 @@ export { TimingWheel } from "./engine/timing-wheel.js";
 export type { ScheduleInput } from "./core/schedule-input.js";
 export { validateScheduleInput } from "./core/schedule-input.js";
 export { parseDueTime } from "./core/time-input.js";
-export type { Job, JobStatus, JsonValue, NewJob } from "./core/job.js";
-export { JOB_STATUSES, LIVE_STATUSES, FINISHED_STATUSES } from "./core/job.js";
+export type { Job, JobStateInfo, JobStatus, JobTransition, JsonValue, NewJob } from "./core/job.js";
+export {
+  JOB_STATES,
+  JOB_STATUSES,
+  JOB_TRANSITIONS,
+  LIVE_STATUSES,
+  FINISHED_STATUSES,
+} from "./core/job.js";
 export { ManualClock, systemClock } from "./core/clock.js";
 export type { Clock, TimerHandle } from "./core/clock.js";
 export type { BucketGranularity } from "./core/buckets.js";

@@ -19,9 +19,12 @@
  *   +-------- dead   (threw with no attempts left; `retry` puts it back to pending)
  * ```
  *
- * Live states (`pending`, `claimed`) are in the due-time index; the others are history and
- * leave the index in the same statement that sets them. Every transition is a conditional
- * update naming the state it expects, so a late or duplicate writer changes nothing.
+ * Live states are `pending` and `claimed`; only `pending` jobs are in the due-time index (a
+ * claim takes the job out of it in the statement that leases it); the finished states are
+ * history. Every transition is a conditional update naming the state it expects, so a late
+ * or duplicate writer changes nothing. JOB_STATES and JOB_TRANSITIONS below say the same as
+ * data: the tables of docs/state-machine.md are generated from them, and a test fails when
+ * the page drifts (`npm run docs:states` rewrites them).
  */
 export type JobStatus = "pending" | "claimed" | "succeeded" | "dead" | "cancelled" | "expired";
 
@@ -34,7 +37,119 @@ export const JOB_STATUSES: readonly JobStatus[] = Object.freeze([
   "expired",
 ]);
 
-/** States that are in the due-time index and may still fire. */
+/** What a state means, as docs/state-machine.md shows it. */
+export interface JobStateInfo {
+  /** Not finished: the job may still fire (its idempotency key is taken). */
+  readonly live: boolean;
+  /** In the due-time index the claim reads (SQLite: once the job's bucket is staged). */
+  readonly inDueTimeIndex: boolean;
+  readonly meaning: string;
+}
+
+export const JOB_STATES: Readonly<Record<JobStatus, JobStateInfo>> = Object.freeze({
+  pending: { live: true, inDueTimeIndex: true, meaning: "waiting for its due time" },
+  claimed: {
+    live: true,
+    inDueTimeIndex: false,
+    meaning:
+      "leased to one process (`leaseOwner`, `leaseExpiresAt`, `fence` set); the claim took it out of the index",
+  },
+  succeeded: {
+    live: false,
+    inDueTimeIndex: false,
+    meaning: "the handler returned; `lastResult` holds what it returned",
+  },
+  dead: {
+    live: false,
+    inDueTimeIndex: false,
+    meaning:
+      "attempts exhausted, a `PermanentJobError`, or no handler; `lastError` holds the last error",
+  },
+  cancelled: { live: false, inDueTimeIndex: false, meaning: "cancelled while pending" },
+  expired: {
+    live: false,
+    inDueTimeIndex: false,
+    meaning: "claimed more than `expireAfterMs` after its due time: recorded, not fired",
+  },
+});
+
+/** One arrow of the state machine. `from` null: the job is created. */
+export interface JobTransition {
+  readonly from: JobStatus | null;
+  readonly to: JobStatus;
+  /** What makes it happen. */
+  readonly when: string;
+  /** What else changes (beyond `version + 1`, which every change does). */
+  readonly effect: string;
+}
+
+export const JOB_TRANSITIONS: readonly JobTransition[] = Object.freeze([
+  { from: null, to: "pending", when: "`schedule`", effect: "bucket and shard computed once" },
+  { from: "pending", to: "pending", when: "`reschedule`", effect: "new due time (and bucket)" },
+  {
+    from: "pending",
+    to: "cancelled",
+    when: "`cancel`",
+    effect: "leaves the index; its key is free",
+  },
+  {
+    from: "pending",
+    to: "claimed",
+    when: "due, claimed by a process that owns its shard",
+    effect: "lease set, `fence + 1`, `attempts + 1`",
+  },
+  { from: "claimed", to: "succeeded", when: "the handler returned", effect: "`lastResult` kept" },
+  {
+    from: "claimed",
+    to: "pending",
+    when: "the handler threw, attempts left",
+    effect: "due = now + backoff, `lastError` kept",
+  },
+  {
+    from: "claimed",
+    to: "pending",
+    when: "its lease ran out, attempts left",
+    effect: "same due time",
+  },
+  {
+    from: "claimed",
+    to: "pending",
+    when: "`stop()` before its handler started",
+    effect: "same due time, attempt given back",
+  },
+  {
+    from: "claimed",
+    to: "pending",
+    when: "the handler threw an `InfrastructureError` (a database was down)",
+    effect: "due = now + backoff, attempt given back",
+  },
+  {
+    from: "claimed",
+    to: "pending",
+    when: "its holder died and restarted under the same `nodeName`",
+    effect: "same due time, attempt given back",
+  },
+  {
+    from: "claimed",
+    to: "expired",
+    when: "claimed more than `expireAfterMs` after its due time",
+    effect: "handler not called, lateness in `lastError`",
+  },
+  {
+    from: "claimed",
+    to: "dead",
+    when: "the handler threw (or its lease ran out) with no attempts left, a `PermanentJobError`, no handler",
+    effect: "`lastError` kept",
+  },
+  {
+    from: "dead",
+    to: "pending",
+    when: "`retry`",
+    effect: "a fresh attempt budget; refused while another live job holds its key",
+  },
+] satisfies JobTransition[]);
+
+/** States that may still fire (not finished); of these only `pending` is in the due-time index. */
 export const LIVE_STATUSES: readonly JobStatus[] = Object.freeze(["pending", "claimed"]);
 
 /** States a job never leaves (except `dead`, which an operator may retry). */
