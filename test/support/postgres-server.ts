@@ -100,7 +100,7 @@ export async function startPostgres(
   return startLocalServer(options.settings ?? {});
 }
 
-function findBinDir(): string {
+export function findBinDir(): string {
   const fromEnv = process.env.PG_BIN;
   if (fromEnv && existsSync(join(fromEnv, "postgres"))) return fromEnv;
   const root = "/usr/lib/postgresql";
@@ -124,13 +124,18 @@ function findBinDir(): string {
 
 const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
 
-/** Runs a PostgreSQL binary, as the postgres user when we are root. */
-function runAs(bin: string, args: string[]): void {
-  if (isRoot) execFileSync("runuser", ["-u", "postgres", "--", bin, ...args], { stdio: "pipe" });
-  else execFileSync(bin, args, { stdio: "pipe" });
+/** The command that runs a PostgreSQL binary: as the postgres user when we are root. */
+export function asPostgres(bin: string, args: string[]): [string, string[]] {
+  return isRoot ? ["runuser", ["-u", "postgres", "--", bin, ...args]] : [bin, args];
 }
 
-function chownToPostgres(path: string): void {
+/** Runs a PostgreSQL binary, as the postgres user when we are root. */
+export function runAs(bin: string, args: string[]): void {
+  const [cmd, cmdArgs] = asPostgres(bin, args);
+  execFileSync(cmd, cmdArgs, { stdio: "pipe" });
+}
+
+export function chownToPostgres(path: string): void {
   if (isRoot) execFileSync("chown", ["-R", "postgres:postgres", path]);
 }
 
@@ -165,7 +170,7 @@ function templateDir(binDir: string): string {
   return dir;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
@@ -178,8 +183,8 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function startLocalServer(settings: Record<string, string>): Promise<PostgresServer> {
-  const binDir = findBinDir();
+/** A fresh data directory under /tmp, copied from the initdb template. */
+export function freshDataDir(binDir: string): string {
   const template = templateDir(binDir);
   const base = join(tmpdir(), "duetime-pg");
   mkdirSync(base, { recursive: true });
@@ -188,8 +193,12 @@ async function startLocalServer(settings: Record<string, string>): Promise<Postg
   rmSync(join(dataDir, "ready"), { force: true });
   execFileSync("chmod", ["700", dataDir]);
   chownToPostgres(dataDir);
-  const port = await freePort();
-  const conf: Record<string, string> = {
+  return dataDir;
+}
+
+/** Settings of every throwaway server: loopback only, durability off, room for tests. */
+export function throwawaySettings(port: number): Record<string, string> {
+  return {
     listen_addresses: "127.0.0.1",
     port: String(port),
     unix_socket_directories: "",
@@ -200,8 +209,48 @@ async function startLocalServer(settings: Record<string, string>): Promise<Postg
     shared_buffers: "256MB",
     max_locks_per_transaction: "256",
     log_min_messages: "fatal",
-    ...settings,
   };
+}
+
+async function startLocalServer(settings: Record<string, string>): Promise<PostgresServer> {
+  const binDir = findBinDir();
+  const dataDir = freshDataDir(binDir);
+  const port = await freePort();
+  const server = await runServer(binDir, dataDir, { ...throwawaySettings(port), ...settings });
+  return {
+    url: server.url,
+    owned: true,
+    async stop() {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+    restart: (opts: { crash?: boolean } = {}) => server.restart(opts),
+    halt: () => server.kill("SIGINT"),
+    resume: () => server.resume(),
+  };
+}
+
+/** A postmaster this process runs on `dataDir`, which it may kill and start again. */
+export interface RunningServer {
+  readonly url: string;
+  readonly port: number;
+  readonly dataDir: string;
+  /** Signals the postmaster and waits for it to exit (SIGKILL: its children too). */
+  kill(signal: NodeJS.Signals): Promise<void>;
+  restart(opts?: { crash?: boolean }): Promise<void>;
+  /** Starts it again if it is not running. */
+  resume(): Promise<void>;
+  /** Stops it (immediate shutdown); the data directory stays. */
+  stop(): Promise<void>;
+}
+
+/** Starts a postmaster on `dataDir` with `conf` (its `port` must be set) and waits for it. */
+export async function runServer(
+  binDir: string,
+  dataDir: string,
+  conf: Record<string, string>,
+): Promise<RunningServer> {
+  const port = Number(conf.port);
   const args = ["-D", dataDir, ...Object.entries(conf).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
 
@@ -230,35 +279,57 @@ async function startLocalServer(settings: Record<string, string>): Promise<Postg
   await launch();
   return {
     url,
-    owned: true,
-    async stop() {
-      process.removeListener("exit", onExit);
-      await kill("SIGQUIT");
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+    port,
+    dataDir,
+    kill,
     async restart(opts: { crash?: boolean } = {}) {
       await kill(opts.crash ? "SIGQUIT" : "SIGINT");
       await launch();
     },
-    async halt() {
-      await kill("SIGINT");
-    },
     async resume() {
       if (child === null) await launch();
+    },
+    async stop() {
+      process.removeListener("exit", onExit);
+      await kill("SIGQUIT");
     },
   };
 }
 
-/** Signals the postmaster named in postmaster.pid (runuser forwards nothing reliably). */
+/**
+ * Signals the postmaster named in postmaster.pid (runuser forwards nothing reliably). A
+ * SIGKILL goes to its children too, as when the machine dies: a backend left alive would
+ * keep serving its connection for a moment.
+ */
 function killServer(dataDir: string, signal: NodeJS.Signals): void {
   try {
     const pidFile = execFileSync("head", ["-1", join(dataDir, "postmaster.pid")], {
       encoding: "utf8",
     }).trim();
     const pid = Number(pidFile);
-    if (pid > 0) process.kill(pid, signal);
+    if (!(pid > 0)) return;
+    const children = signal === "SIGKILL" ? childrenOf(pid) : [];
+    process.kill(pid, signal);
+    for (const c of children) {
+      try {
+        process.kill(c, signal);
+      } catch {
+        // already gone
+      }
+    }
   } catch {
     // not running
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return []; // pgrep exits 1 when there is none
   }
 }
 

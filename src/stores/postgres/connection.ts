@@ -1,4 +1,6 @@
 import pg from "pg";
+import { HostLocator, locatingClient } from "./host-locator.js";
+import type { PostgresHost, PostgresLocation } from "./url.js";
 
 /** bigint (int8) columns hold epoch ms and counters: well inside 2^53, so plain numbers. */
 const INT8_OID = 20;
@@ -9,24 +11,61 @@ const types = {
   }) as typeof pg.types.getTypeParser,
 };
 
-/** Connection settings shared by the pool and the LISTEN connection. */
-export function clientConfig(url: string, statementTimeoutMs: number): pg.ClientConfig {
-  return {
-    connectionString: url,
+/**
+ * Where connections go and how they are made: node-postgres settings for one host, and the
+ * Client class that opens them (a HostLocator's when the URL names several hosts).
+ */
+export interface Connector {
+  readonly Client: typeof pg.Client;
+  /** Settings for a connection; `statementTimeoutMs` null sends no session options. */
+  config(statementTimeoutMs: number | null): pg.ClientConfig;
+}
+
+/** A connector to `hosts` (the URL's, or its session hosts) of a parsed connection string. */
+export function connectorFor(
+  location: PostgresLocation,
+  hosts: readonly PostgresHost[],
+): Connector {
+  const first = hosts[0];
+  const base = (host: PostgresHost | undefined): pg.ClientConfig => ({
+    connectionString: location.connectionString(host ?? null),
     application_name: "duetime",
     types,
-    // Custom plans always: a generic plan of a partitioned table locks every partition.
-    options: `-c plan_cache_mode=force_custom_plan -c statement_timeout=${statementTimeoutMs}`,
-  };
+    ...(location.connectTimeoutMs === null
+      ? {}
+      : { connectionTimeoutMillis: location.connectTimeoutMs }),
+  });
+  const withOptions = (config: pg.ClientConfig, statementTimeoutMs: number | null) =>
+    statementTimeoutMs === null
+      ? config
+      : {
+          ...config,
+          // Custom plans always: a generic plan of a partitioned table locks every partition.
+          options: `-c plan_cache_mode=force_custom_plan -c statement_timeout=${statementTimeoutMs}`,
+        };
+  if (hosts.length <= 1) {
+    return { Client: pg.Client, config: (t) => withOptions(base(first), t) };
+  }
+  const locator = new HostLocator(
+    hosts,
+    location.targetSessionAttrs === "read-write",
+    base,
+    location.connectTimeoutMs ?? undefined,
+  );
+  return { Client: locatingClient(locator), config: (t) => withOptions(base(first), t) };
 }
 
 export function createPool(
-  url: string,
+  connector: Connector,
   size: number,
-  statementTimeoutMs: number,
+  statementTimeoutMs: number | null,
   onError: (e: Error) => void,
 ): pg.Pool {
-  const pool = new pg.Pool({ ...clientConfig(url, statementTimeoutMs), max: size });
+  const pool = new pg.Pool({
+    ...connector.config(statementTimeoutMs),
+    max: size,
+    Client: connector.Client,
+  });
   // An idle client losing its connection (server restart) must not crash the process: the
   // pool drops it and the next query opens a new one.
   pool.on("error", (err) =>

@@ -1,4 +1,4 @@
-import pg from "pg";
+import type pg from "pg";
 
 /**
  * LISTEN/NOTIFY wake-ups: a write that may be due earlier than a sleeping node knows
@@ -20,7 +20,8 @@ export class DueNotifier {
   private known: number | null = null;
 
   constructor(
-    private readonly config: pg.ClientConfig,
+    /** Opens the LISTEN connection's client (it follows a failover like the pool's). */
+    private readonly newClient: () => pg.Client,
     readonly channel: string,
     private readonly onError: (error: Error) => void,
   ) {}
@@ -53,7 +54,7 @@ export class DueNotifier {
   }
 
   private connect(reconnected: boolean): void {
-    const client = new pg.Client(this.config);
+    const client = this.newClient();
     const fail = (err: Error) => {
       if (this.client === client) this.client = null;
       client.removeAllListeners("notification");

@@ -1,5 +1,6 @@
 import pg from "pg";
-import { ignoreCheckedOutErrors } from "./connection.js";
+import { connectorFor, ignoreCheckedOutErrors, inTransaction } from "./connection.js";
+import { parsePostgresUrl } from "./url.js";
 
 /**
  * API keys and tenant signing secrets of the HTTP service in PostgreSQL, in the same schema
@@ -16,14 +17,15 @@ export class PostgresKeyStore {
   ) {}
 
   static async open(url: string): Promise<PostgresKeyStore> {
-    const parsed = new URL(url);
-    const schema = parsed.searchParams.get("schema") ?? "duetime";
-    parsed.searchParams.delete("schema");
+    const location = parsePostgresUrl(url, "db");
+    const schema = location.schema ?? "duetime";
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
       throw new Error(`schema name ${JSON.stringify(schema)}: expected [a-z_][a-z0-9_]*`);
     }
+    const connector = connectorFor(location, location.hosts);
     const pool = new pg.Pool({
-      connectionString: parsed.toString(),
+      ...connector.config(null),
+      Client: connector.Client,
       application_name: "duetime-keys",
       max: 4,
     });
@@ -32,9 +34,9 @@ export class PostgresKeyStore {
     const t = { keys: `"${schema}".service_api_keys`, tenants: `"${schema}".service_tenants` };
     try {
       // Serialised by an advisory lock: concurrent CREATE IF NOT EXISTS can still collide.
-      const client = await pool.connect();
-      try {
-        await client.query("SELECT pg_advisory_lock(hashtext('duetime-service-keys'))");
+      // A transaction's lock, so a transaction pooler (pgbouncer) can carry it.
+      await inTransaction(pool, async (client) => {
+        await client.query("SELECT pg_advisory_xact_lock(hashtext('duetime-service-keys'))");
         await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
         await client.query(`
           CREATE TABLE IF NOT EXISTS ${t.keys} (
@@ -52,12 +54,7 @@ export class PostgresKeyStore {
             created_at     bigint NOT NULL,
             updated_at     bigint NOT NULL
           )`);
-      } finally {
-        await client
-          .query("SELECT pg_advisory_unlock(hashtext('duetime-service-keys'))")
-          .catch(() => undefined);
-        client.release();
-      }
+      });
     } catch (err) {
       await pool.end();
       throw err;

@@ -1,9 +1,22 @@
 import { InvalidOptionError } from "../../core/errors.js";
+import { parsePostgresUrl, type PostgresHost, type PostgresLocation } from "./url.js";
 
 /** Options of the PostgreSQL store. */
 export interface PostgresStoreOptions {
-  /** Connection URL (`postgres://user:pass@host:port/db`). Required. */
+  /**
+   * Connection URL (`postgres://user:pass@host:port/db`). Required. Several hosts may be
+   * given as libpq takes them (`postgres://h1:5432,h2:5433/db?target_session_attrs=read-write`):
+   * every connection goes to the first host that qualifies, and after a failover to the
+   * next one (host-locator.ts). `?pooler=transaction` says the URL is a pooler in
+   * transaction mode (pgbouncer): then `sessionUrl` or `?session_hosts=` is required.
+   */
   readonly url: string;
+  /**
+   * Where the session connection goes (LISTEN, which a transaction pooler cannot carry):
+   * a direct URL to the database, several hosts allowed. Default: `url` with the hosts of
+   * its `?session_hosts=` parameter, else `url` itself.
+   */
+  readonly sessionUrl?: string;
   /**
    * Schema holding duetime's tables, created if missing. Several independent duetime
    * deployments (or tests) can share one database with different schemas. Default "duetime".
@@ -51,6 +64,12 @@ export interface PostgresStoreOptions {
 
 export interface ResolvedPostgresOptions {
   readonly url: string;
+  readonly location: PostgresLocation;
+  /** The session connection's location and hosts (LISTEN). */
+  readonly session: {
+    readonly location: PostgresLocation;
+    readonly hosts: readonly PostgresHost[];
+  };
   readonly schema: string;
   readonly bucketWidthMs: number | undefined;
   readonly historyWidthMs: number | undefined;
@@ -71,10 +90,9 @@ const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Validates once and resolves defaults into a new frozen object; the input is not touched. */
 export function resolvePostgresOptions(o: PostgresStoreOptions): ResolvedPostgresOptions {
-  if (typeof o.url !== "string" || !/^postgres(?:ql)?:\/\//i.test(o.url)) {
-    throw new InvalidOptionError("url", "a postgres:// or postgresql:// URL", o.url);
-  }
-  const schema = o.schema ?? "duetime";
+  const location = parsePostgresUrl(o.url, "url");
+  const session = sessionOf(location, o.sessionUrl);
+  const schema = o.schema ?? location.schema ?? "duetime";
   if (typeof schema !== "string" || !SCHEMA_RE.test(schema)) {
     throw new InvalidOptionError(
       "schema",
@@ -92,6 +110,8 @@ export function resolvePostgresOptions(o: PostgresStoreOptions): ResolvedPostgre
   const day = 86_400_000;
   return Object.freeze({
     url: o.url,
+    location,
+    session,
     schema,
     bucketWidthMs: optInt("bucketWidthMs", o.bucketWidthMs, 1000, 366 * day),
     historyWidthMs: optInt("historyWidthMs", o.historyWidthMs, 1000, 366 * day),
@@ -109,4 +129,33 @@ export function resolvePostgresOptions(o: PostgresStoreOptions): ResolvedPostgre
 /** `"schema"."name"`, for identifiers already validated by SCHEMA_RE or built by us. */
 export function qualify(schema: string, name: string): string {
   return `"${schema}"."${name}"`;
+}
+
+/** Where LISTEN connects: `sessionUrl`, else the URL's session hosts, else its hosts. */
+function sessionOf(
+  location: PostgresLocation,
+  sessionUrl: string | undefined,
+): ResolvedPostgresOptions["session"] {
+  if (sessionUrl !== undefined) {
+    const own = parsePostgresUrl(sessionUrl, "sessionUrl");
+    if (own.pooler !== null) {
+      throw new InvalidOptionError(
+        "sessionUrl",
+        "a direct URL (no ?pooler=)",
+        "pooler=" + own.pooler,
+      );
+    }
+    return Object.freeze({ location: own, hosts: own.hosts });
+  }
+  if (location.sessionHosts !== null) {
+    return Object.freeze({ location, hosts: location.sessionHosts });
+  }
+  if (location.pooler !== null) {
+    throw new InvalidOptionError(
+      "sessionUrl",
+      "a direct URL for LISTEN (or ?session_hosts= in url): a transaction pooler cannot keep a session",
+      undefined,
+    );
+  }
+  return Object.freeze({ location, hosts: location.hosts });
 }

@@ -23,7 +23,7 @@ import type {
 } from "../../store/store.js";
 import { settlementRequeue } from "../../store/store.js";
 import { Claims } from "./claim.js";
-import { clientConfig, createPool, inTransaction, withRetry } from "./connection.js";
+import { connectorFor, createPool, inTransaction, withRetry } from "./connection.js";
 import { DueNotifier } from "./due-notifier.js";
 import { insertKeyed } from "./insert.js";
 import { listJobs } from "./list.js";
@@ -69,7 +69,7 @@ export class PostgresStore implements Store {
     settings: Settings,
   ) {
     this.schema = o.schema;
-    this.location = locationOf(o.url, o.schema);
+    this.location = `${o.location.display}#${o.schema}`;
     this.bucketWidthMs = settings.bucketWidthMs;
     this.historyWidthMs = settings.historyWidthMs;
     this.shardCount = settings.shardCount;
@@ -86,8 +86,9 @@ export class PostgresStore implements Store {
       { jobs_live: this.bucketWidthMs, jobs_history: this.historyWidthMs },
       o.ddlLockTimeoutMs,
     );
+    const session = connectorFor(o.session.location, o.session.hosts);
     this.notifier = new DueNotifier(
-      clientConfig(o.url, 0),
+      () => new session.Client(session.config(0)),
       `duetime_${o.schema}`.slice(0, 63),
       o.onError,
     );
@@ -96,7 +97,14 @@ export class PostgresStore implements Store {
   /** Connects, applies migrations (advisory-locked) and reads the schema's fixed settings. */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
     const o = resolvePostgresOptions(options);
-    const pool = createPool(o.url, o.poolSize, o.statementTimeoutMs, o.onError);
+    // Through a transaction pooler no session option survives: statement_timeout is then
+    // the role's (docs/operations-postgres.md, "Poolers").
+    const pool = createPool(
+      connectorFor(o.location, o.location.hosts),
+      o.poolSize,
+      o.location.pooler === null ? o.statementTimeoutMs : null,
+      o.onError,
+    );
     try {
       const client = await pool.connect();
       try {
@@ -513,15 +521,5 @@ async function diskFullAs<T>(what: string, fn: () => Promise<T>): Promise<T> {
       throw new StorageFullError(what, { cause: err });
     }
     throw err;
-  }
-}
-
-/** Host(s), port, database and schema of a connection URL: no user, password or options. */
-function locationOf(url: string, schema: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.host}${u.pathname}#${schema}`;
-  } catch {
-    return `#${schema}`;
   }
 }
