@@ -1,18 +1,27 @@
 import type { Command } from "commander";
+import {
+  createClient,
+  DuetimeApiError,
+  DuetimeConnectionError,
+  type DuetimeClient,
+  type Job as JobView,
+  type ListJobsQuery,
+} from "../client/index.js";
 import { Described, InvalidJobError } from "../core/errors.js";
 import type { JobStatus } from "../core/job.js";
-import type { JobView } from "../service/job-input.js";
+
 import { EXIT } from "./errors.js";
 import { formatInZone, formatRelative, labelled } from "./format.js";
 
 /**
  * The CLI as a client of `duetime serve`: with --url and --api-key (or DUETIME_URL and
- * DUETIME_KEY), add/list/show/cancel/stats call the HTTP API instead of opening a database.
- * Answers map onto the same exit codes as local use (404 -> 3, 409 -> 4, 412 -> 5).
+ * DUETIME_KEY), add/list/show/cancel/stats call the HTTP API through `duetime/client`
+ * instead of opening a database. Answers map onto the same exit codes as local use
+ * (404 -> 3, 409 -> 4, 412 -> 5).
  */
 export interface Remote {
   readonly url: string;
-  readonly key: string;
+  readonly client: DuetimeClient;
 }
 
 interface RemoteOptions {
@@ -32,14 +41,8 @@ export function remoteOf(cmd: Command): Remote | null {
   if (!/^https?:\/\//i.test(url)) {
     throw new InvalidJobError("--url", "the server's http(s) base URL", url);
   }
-  return { url: withoutTrailingSlashes(url), key };
-}
-
-/** `url` without its trailing slashes; a scan from the end, as /\/+$/ is quadratic on "////x". */
-function withoutTrailingSlashes(url: string): string {
-  let end = url.length;
-  while (end > 0 && url.charCodeAt(end - 1) === 0x2f) end--;
-  return url.slice(0, end);
+  const client = createClient({ url, apiKey: key });
+  return { url: client.url, client };
 }
 
 /**
@@ -73,61 +76,34 @@ export class RemoteOutcome extends Error {
   }
 }
 
-interface ErrorShape {
-  error?: { code?: string; field?: string; expected?: string; received?: string; message?: string };
-}
-
 /**
- * Calls the API. 2xx resolves to the body; 400-class input errors throw InvalidJobError
- * (printed like local validation errors); 404/409/412 throw RemoteOutcome; anything else
- * (401, 429, 5xx, no connection) throws an Error naming the server.
+ * Runs one client call. 2xx resolves to its answer; 400-class input errors throw
+ * InvalidJobError (printed like local validation errors); 404/409/412 throw RemoteOutcome;
+ * anything else (401, 429 or 503 past the client's retries, 5xx, no connection) throws an
+ * Error naming the server.
  */
 export async function callApi<T>(
   remote: Remote,
-  method: string,
-  path: string,
-  body?: unknown,
+  call: (c: DuetimeClient) => Promise<T>,
 ): Promise<T> {
-  let res: Response;
   try {
-    res = await fetch(remote.url + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${remote.key}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(30_000),
-    });
+    return await call(remote.client);
   } catch (err) {
-    throw new Error(
-      `cannot reach ${remote.url}: ${(err as Error).cause ?? (err as Error).message}`,
-      {
-        cause: err,
-      },
-    );
+    if (err instanceof DuetimeConnectionError) throw new Error(err.message, { cause: err });
+    if (!(err instanceof DuetimeApiError)) throw err;
+    const { status } = err;
+    if ((status === 400 || status === 413 || status === 415) && err.field !== "") {
+      throw new InvalidJobError(err.field, err.expected, new Described(err.received));
+    }
+    if (status === 404 || status === 409 || status === 412) {
+      const body = (typeof err.body === "object" && err.body !== null ? err.body : {}) as Record<
+        string,
+        unknown
+      >;
+      throw new RemoteOutcome(status, err.code, err.message, body);
+    }
+    throw new Error(`server ${remote.url}: HTTP ${status}: ${err.message}`, { cause: err });
   }
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new Error(`${remote.url} answered HTTP ${res.status} with a body that is not JSON`);
-  }
-  if (res.ok) return parsed as T;
-  const e = (parsed as ErrorShape).error ?? {};
-  if ((res.status === 400 || res.status === 413 || res.status === 415) && e.field !== undefined) {
-    throw new InvalidJobError(e.field, e.expected ?? "", new Described(e.received ?? ""));
-  }
-  if (res.status === 404 || res.status === 409 || res.status === 412) {
-    throw new RemoteOutcome(
-      res.status,
-      e.code ?? "",
-      e.message ?? `HTTP ${res.status}`,
-      parsed as Record<string, unknown>,
-    );
-  }
-  throw new Error(`server ${remote.url}: HTTP ${res.status}: ${e.message ?? text.slice(0, 200)}`);
 }
 
 /** A job of the API, described as `show` describes a local one. */
@@ -161,24 +137,23 @@ export function describeJobView(job: JobView, timeZone: string, now: number): st
   return labelled(lines);
 }
 
-/** Query string of GET /v1/jobs from list flags. */
-export function listPath(q: {
+/** The query of GET /v1/jobs from list flags. */
+export function listQuery(q: {
   status?: readonly JobStatus[];
   from?: string;
   to?: string;
   limit?: number;
   cursor?: string;
   timeZone?: string;
-}): string {
-  const p = new URLSearchParams();
-  if (q.status) p.set("status", q.status.join(","));
-  if (q.from !== undefined) p.set("dueFrom", q.from);
-  if (q.to !== undefined) p.set("dueTo", q.to);
-  if (q.limit !== undefined) p.set("limit", String(q.limit));
-  if (q.cursor !== undefined) p.set("cursor", q.cursor);
-  if (q.timeZone !== undefined && (q.from !== undefined || q.to !== undefined)) {
-    p.set("timeZone", q.timeZone);
-  }
-  const s = p.toString();
-  return s === "" ? "/v1/jobs" : `/v1/jobs?${s}`;
+}): ListJobsQuery {
+  return {
+    ...(q.status ? { status: q.status.join(",") } : {}),
+    ...(q.from === undefined ? {} : { dueFrom: q.from }),
+    ...(q.to === undefined ? {} : { dueTo: q.to }),
+    ...(q.limit === undefined ? {} : { limit: q.limit }),
+    ...(q.cursor === undefined ? {} : { cursor: q.cursor }),
+    ...(q.timeZone !== undefined && (q.from !== undefined || q.to !== undefined)
+      ? { timeZone: q.timeZone }
+      : {}),
+  };
 }

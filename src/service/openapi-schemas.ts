@@ -82,9 +82,31 @@ export const SCHEMAS: Record<string, unknown> = {
   },
   Job: {
     type: "object",
-    required: ["id", "status", "dueAt", "target", "version"],
+    // Every field is always sent (src/service/job-input.ts jobView); the typed client's
+    // generated types rely on that.
+    required: [
+      "id",
+      "tenant",
+      "key",
+      "status",
+      "dueAt",
+      "target",
+      "headers",
+      "payload",
+      "attempts",
+      "maxAttempts",
+      "expireAfterMs",
+      "version",
+      "lastError",
+      "lastResult",
+      "createdAt",
+      "updatedAt",
+      "firedAt",
+      "finishedAt",
+    ],
     properties: {
       id: { type: "string" },
+      tenant: { type: "string" },
       key: { type: ["string", "null"] },
       status: { type: "string", enum: [...JOB_STATUSES] },
       dueAt: { type: "string", format: "date-time" },

@@ -7,7 +7,8 @@ import { ManualClock } from "../../src/core/clock.js";
 import type { Job } from "../../src/core/job.js";
 import { PermanentJobError, RetryLaterError } from "../../src/engine/handler-errors.js";
 import { isPrivateAddress } from "../../src/core/address-ranges.js";
-import { createWebhookDelivery, parseRetryAfter } from "../../src/service/webhook/deliver.js";
+import { parseRetryAfter } from "../../src/core/retry-after.js";
+import { createWebhookDelivery } from "../../src/service/webhook/deliver.js";
 import { verifyWebhook } from "../../src/webhooks/index.js";
 import { tempDir } from "../support/temp-dir.js";
 import {

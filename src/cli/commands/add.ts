@@ -13,7 +13,6 @@ import {
 } from "../context.js";
 import { describeJob, formatInZone } from "../format.js";
 import { callApi, describeJobView, remoteOf } from "../remote.js";
-import type { JobView } from "../../service/job-input.js";
 
 interface AddOptions {
   target: string;
@@ -66,7 +65,7 @@ Examples:
               o.tenant,
             );
           }
-          const r = await callApi<{ created: boolean; job: JobView }>(remote, "POST", "/v1/jobs", {
+          const input = {
             dueAt: cliTime(when, "when"),
             timeZone,
             target: o.target,
@@ -79,7 +78,8 @@ Examples:
             ...(o.expireAfter === undefined
               ? {}
               : { expireAfterMs: parseIntFlag(o.expireAfter, "--expire-after", 0, 2 ** 52)! }),
-          });
+          };
+          const r = await callApi(remote, (c) => c.createJob(input));
           const due = Date.parse(r.job.dueAt);
           if (o.json) {
             outJson({

@@ -3,7 +3,7 @@ import { EXIT } from "../errors.js";
 import { action, out, outJson, withExistingScheduler } from "../context.js";
 import { iso } from "../format.js";
 import { callApi, remoteWithoutTenant, RemoteOutcome, type Remote } from "../remote.js";
-import type { JobView } from "../../service/job-input.js";
+import type { Job as JobView } from "../../client/index.js";
 
 /** `duetime cancel <id>`: cancels a pending job, with a definite outcome. */
 export function registerCancel(program: Command): void {
@@ -46,11 +46,7 @@ export function registerCancel(program: Command): void {
 
 async function remoteCancel(remote: Remote, id: string, json: boolean): Promise<number> {
   try {
-    const r = await callApi<{ outcome: string; job: JobView }>(
-      remote,
-      "POST",
-      `/v1/jobs/${encodeURIComponent(id)}/cancel`,
-    );
+    const r = await callApi(remote, (c) => c.cancelJob(id));
     if (json) outJson(r);
     else out(`cancelled: job ${id} (was due ${r.job.dueAt}) will not fire`);
     return EXIT.ok;

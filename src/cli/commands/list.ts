@@ -14,8 +14,7 @@ import {
   withExistingScheduler,
 } from "../context.js";
 import { attemptsText, formatInZone, plural, table } from "../format.js";
-import { callApi, listPath, remoteWithoutTenant } from "../remote.js";
-import type { JobView } from "../../service/job-input.js";
+import { callApi, listQuery, remoteWithoutTenant } from "../remote.js";
 
 interface ListOptions {
   status?: string;
@@ -46,18 +45,15 @@ export function registerList(program: Command): void {
         const timeZone = resolveTimeZone(o.tz);
         const remote = remoteWithoutTenant(cmd, o.tenant);
         if (remote) {
-          const page = await callApi<{ jobs: JobView[]; nextCursor: string | null }>(
-            remote,
-            "GET",
-            listPath({
-              limit: parseIntFlag(o.limit, "--limit", 1, 1000)!,
-              ...(o.status === undefined ? {} : { status: parseStatuses(o.status) }),
-              ...(o.from === undefined ? {} : { from: String(listTime(o.from, "--from")) }),
-              ...(o.to === undefined ? {} : { to: String(listTime(o.to, "--to")) }),
-              ...(o.cursor === undefined ? {} : { cursor: o.cursor }),
-              timeZone,
-            }),
-          );
+          const query = listQuery({
+            limit: parseIntFlag(o.limit, "--limit", 1, 1000)!,
+            ...(o.status === undefined ? {} : { status: parseStatuses(o.status) }),
+            ...(o.from === undefined ? {} : { from: String(listTime(o.from, "--from")) }),
+            ...(o.to === undefined ? {} : { to: String(listTime(o.to, "--to")) }),
+            ...(o.cursor === undefined ? {} : { cursor: o.cursor }),
+            timeZone,
+          });
+          const page = await callApi(remote, (c) => c.listJobs(query));
           if (o.json) outJson(page);
           else
             printPage(

@@ -3,7 +3,6 @@ import { EXIT } from "../errors.js";
 import { action, out, outJson, resolveTimeZone, withExistingScheduler } from "../context.js";
 import { describeJob } from "../format.js";
 import { callApi, describeJobView, remoteWithoutTenant, RemoteOutcome } from "../remote.js";
-import type { JobView } from "../../service/job-input.js";
 
 /** `duetime show <id>`: one job, every field. */
 export function registerShow(program: Command): void {
@@ -21,13 +20,9 @@ export function registerShow(program: Command): void {
           const remote = remoteWithoutTenant(cmd, o.tenant);
           if (remote) {
             try {
-              const r = await callApi<{ job: JobView }>(
-                remote,
-                "GET",
-                `/v1/jobs/${encodeURIComponent(id)}`,
-              );
-              if (o.json) outJson(r.job);
-              else out(describeJobView(r.job, timeZone, Date.now()));
+              const job = await callApi(remote, (c) => c.getJob(id));
+              if (o.json) outJson(job);
+              else out(describeJobView(job, timeZone, Date.now()));
               return EXIT.ok;
             } catch (err) {
               if (!(err instanceof RemoteOutcome) || err.status !== 404) throw err;

@@ -226,7 +226,8 @@ async function remoteStats(
   timeZone: string,
   json: boolean,
 ): Promise<number> {
-  const s = await callApi<RemoteStats>(remote, "GET", `/v1/stats?buckets=${buckets}`);
+  // RemoteStats reads both this release's answer and 0.1's (`fired` for `succeeded`).
+  const s = (await callApi(remote, (c) => c.getStats({ buckets }))) as RemoteStats;
   if (json) {
     outJson(s);
     return EXIT.ok;

@@ -8,6 +8,7 @@ import {
   RetryLaterError,
 } from "../../engine/handler-errors.js";
 import { InvalidOptionError } from "../../core/errors.js";
+import { parseRetryAfter } from "../../core/retry-after.js";
 import type { LookupFunction } from "node:net";
 import type { Logger } from "../../engine/logger.js";
 import { guardedLookup, PrivateAddressError } from "./address-guard.js";
@@ -279,16 +280,6 @@ function signedRequest(
 
 function headerValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
-}
-
-/** Retry-After as delay-seconds or an HTTP date, in ms from `now`; null when absent or bad. */
-export function parseRetryAfter(value: string | undefined, now: number): number | null {
-  if (value === undefined) return null;
-  const text = value.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const at = Date.parse(text);
-  if (Number.isNaN(at)) return null;
-  return Math.max(0, at - now);
 }
 
 async function readSnippet(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {

@@ -1,0 +1,22 @@
+/**
+ * `duetime/client`: a typed client of the duetime HTTP API (docs/client.md). Its types are
+ * generated from the server's OpenAPI document.
+ */
+export {
+  createClient,
+  DuetimeClient,
+  type BatchCreated,
+  type CallInput,
+  type ClientOptions,
+  type Job,
+  type JobCreated,
+  type JobInput,
+  type JobOutcome,
+  type JobPage,
+  type ListJobsQuery,
+  type RescheduleInput,
+  type Stats,
+  type StatsQuery,
+} from "./client.js";
+export { DuetimeApiError, DuetimeConnectionError, DuetimeResponseError } from "./errors.js";
+export type { components, operations, paths } from "./api-types.js";

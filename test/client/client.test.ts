@@ -1,0 +1,130 @@
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  createClient,
+  DuetimeApiError,
+  DuetimeConnectionError,
+  type DuetimeClient,
+} from "../../src/client/index.js";
+import { startTestService, type TestService } from "../service/helpers.js";
+
+const FAR = { delayMs: 86_400_000, target: "https://hooks.example.com/a" };
+
+let t: TestService | undefined;
+let stub: Server | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+  await new Promise((r) => (stub ? stub.close(r) : r(undefined)));
+  stub = undefined;
+});
+
+function clientOf(svc: TestService, opts: { retries?: number; maxRetryDelayMs?: number } = {}) {
+  return createClient({ url: `${svc.svc.url}/`, apiKey: svc.acme.key, ...opts });
+}
+
+async function thrown(p: Promise<unknown>): Promise<DuetimeApiError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DuetimeApiError);
+  return err as DuetimeApiError;
+}
+
+describe("duetime/client against a real service", () => {
+  it("creates, reads, lists, reschedules with If-Match, cancels and reads stats", async () => {
+    t = await startTestService();
+    const c: DuetimeClient = clientOf(t);
+    const made = await c.createJob({ ...FAR, payload: { n: 1 } });
+    expect(made.created).toBe(true);
+    expect(made.job.key).toMatch(/^client-[0-9a-f-]{36}$/);
+    const job = await c.getJob(made.job.id);
+    expect(job).toMatchObject({ id: made.job.id, tenant: "acme", payload: { n: 1 }, version: 1 });
+    expect((await c.listJobs({ status: "pending" })).jobs.map((j) => j.id)).toEqual([job.id]);
+
+    const moved = await c.rescheduleJob(job.id, { delayMs: 3_600_000 }, { ifMatch: job.version });
+    expect(moved.outcome).toBe("rescheduled");
+    const stale = await thrown(
+      c.rescheduleJob(job.id, { delayMs: 60_000 }, { ifMatch: job.version }),
+    );
+    expect(stale.status).toBe(412);
+    expect((stale.body as { job: { version: number } }).job.version).toBe(moved.job.version);
+
+    expect((await c.cancelJob(job.id)).outcome).toBe("cancelled");
+    const late = await thrown(c.cancelJob(job.id));
+    expect([late.status, late.code]).toEqual([409, "too-late"]);
+    const missing = await thrown(c.getJob("01JD3V6Q5X4W8N2M7K9P0R1S2T"));
+    expect(missing.status).toBe(404);
+
+    const batch = await c.createJobs([FAR, { ...FAR, key: "mine" }]);
+    expect(batch.jobs.map((j) => j.job.key?.startsWith("client-"))).toEqual([true, false]);
+    expect((await c.getStats()).counts).toMatchObject({ pending: 2, cancelled: 1 });
+    // call() reaches operations without a named method.
+    expect(await c.call("health")).toMatchObject({ status: "ok" });
+  });
+
+  it("throws the API's code, field, expected and received for bad input", async () => {
+    t = await startTestService();
+    const err = await thrown(clientOf(t).createJob({ delayMs: -5, target: FAR.target }));
+    expect(err).toMatchObject({ status: 400, code: "invalid", field: "delayMs", received: "-5" });
+    expect(err.expected).not.toBe("");
+    const batch = await thrown(clientOf(t).createJobs([FAR, { target: "ftp://x" }]));
+    expect((batch.body as { errors: { index: number }[] }).errors[0]).toMatchObject({ index: 1 });
+  });
+
+  it("retries a 429 after its Retry-After; the same key makes the retried create one job", async () => {
+    t = await startTestService({ quotas: { createsPerSecond: 1, createsBurst: 1 } });
+    await clientOf(t).createJob(FAR);
+    const refused = await thrown(clientOf(t, { retries: 0 }).createJob(FAR));
+    expect([refused.status, refused.code]).toEqual([429, "quota-exceeded"]);
+    expect(refused.retryAfterMs).toBeGreaterThanOrEqual(1000);
+    // Asked to wait longer than allowed: thrown at once, not waited out.
+    const impatient = await thrown(clientOf(t, { maxRetryDelayMs: 10 }).createJob(FAR));
+    expect(impatient.status).toBe(429);
+    const before = Date.now();
+    const made = await clientOf(t).createJob(FAR);
+    expect(made.created).toBe(true);
+    expect(Date.now() - before).toBeGreaterThanOrEqual(refused.retryAfterMs! - 50);
+    expect((await clientOf(t).getStats()).counts).toMatchObject({ pending: 2 });
+  });
+
+  it("retries a 503 with Retry-After, sending the same idempotency key again", async () => {
+    const seen: { headers: IncomingHttpHeaders; body: string }[] = [];
+    stub = createServer((req, res) => {
+      let body = "";
+      req.on("data", (d: Buffer) => (body += d.toString()));
+      req.on("end", () => {
+        seen.push({ headers: req.headers, body });
+        if (seen.length === 1) {
+          res.writeHead(503, { "retry-after": "0", "content-type": "application/json" });
+          res.end(JSON.stringify({ error: { code: "unavailable", message: "restarting" } }));
+          return;
+        }
+        res.writeHead(201, { "content-type": "application/json" });
+        res.end(JSON.stringify({ created: true, job: { id: "x", ...JSON.parse(body) } }));
+      });
+    });
+    await new Promise<void>((r) => stub!.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
+    const made = await createClient({ url, apiKey: "k" }).createJob(FAR);
+    expect(made.created).toBe(true);
+    expect(seen).toHaveLength(2);
+    expect(seen[1]!.body).toBe(seen[0]!.body);
+    expect(JSON.parse(seen[0]!.body).key).toMatch(/^client-/);
+    expect(seen[0]!.headers.authorization).toBe("Bearer k");
+  });
+
+  it("an unreachable server is a DuetimeConnectionError naming it", async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((r) => closed.close(r));
+    const err = await createClient({ url, apiKey: "k" })
+      .getStats()
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DuetimeConnectionError);
+    expect((err as Error).message).toContain(url);
+  });
+});
