@@ -27,7 +27,7 @@ export async function pgChurn(sizes: PgSizes): Promise<BenchResult> {
   const store = await benchStore("churn", 3, { onDemandBehindMs: 7 * DAY });
   try {
     const now = Date.now();
-    const maintenance = new PartitionMaintenance(store, { aheadBuckets: 3 });
+    const maintenance = new PartitionMaintenance(store.context, { aheadBuckets: 3 });
     const sizesAt = async () => [
       await tableBytes(store, "jobs_live"),
       await tableBytes(store, "jobs_claimed"),

@@ -120,7 +120,7 @@ export async function benchStore(
     poolSize: 8,
     ...options,
   });
-  await new PartitionMaintenance(store, { aheadBuckets: days }).runOnce(Date.now());
+  await new PartitionMaintenance(store.context, { aheadBuckets: days }).runOnce(Date.now());
   return store;
 }
 

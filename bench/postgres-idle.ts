@@ -22,8 +22,8 @@ export async function pgIdle(sizes: PgSizes): Promise<BenchResult> {
   try {
     const now = Date.now();
     await loadBacklog(store, sizes.idleBacklog, now + 10 * 60_000, 30 * DAY);
-    const leases = new ShardLeases(store, { nodeId: "bench-node", heartbeatMs: 5000 });
-    const maintenance = new PartitionMaintenance(store, { intervalMs: 60_000 });
+    const leases = new ShardLeases(store.context, { nodeId: "bench-node", heartbeatMs: 5000 });
+    const maintenance = new PartitionMaintenance(store.context, { intervalMs: 60_000 });
     const scheduler = new Scheduler({
       store,
       nodeId: "bench-node",

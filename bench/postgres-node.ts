@@ -11,7 +11,7 @@ import { ShardLeases } from "../src/stores/postgres/shard-leases.js";
 
 const [url, schema, nodeId] = process.argv.slice(2) as [string, string, string];
 const store = await PostgresStore.open({ url, schema, poolSize: 8 });
-const leases = new ShardLeases(store, { nodeId, heartbeatMs: 500, ttlMs: 1500 });
+const leases = new ShardLeases(store.context, { nodeId, heartbeatMs: 500, ttlMs: 1500 });
 const scheduler = new Scheduler({
   store,
   nodeId,

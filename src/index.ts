@@ -62,6 +62,7 @@ export { PostgresStore } from "./stores/postgres/postgres-store.js";
 export type { PostgresStoreOptions } from "./stores/postgres/options.js";
 export { ShardLeases } from "./stores/postgres/shard-leases.js";
 export type { ShardLeasesOptions, HeartbeatResult } from "./stores/postgres/shard-leases.js";
+export type { PostgresContext } from "./stores/postgres/context.js";
 export { PartitionMaintenance } from "./stores/postgres/partition-maintenance.js";
 export type {
   PartitionMaintenanceOptions,

@@ -1,6 +1,6 @@
 import type { Clock } from "../core/clock.js";
 import type { Logger } from "./logger.js";
-import { ServiceLoop } from "./loop.js";
+import { ServiceLoop } from "../core/loop.js";
 
 /** A step of the wall clock that the monotonic clock did not take. */
 export interface ClockJump {

@@ -1,6 +1,6 @@
 import type { Clock } from "../core/clock.js";
 import type { Logger } from "./logger.js";
-import { ServiceLoop } from "./loop.js";
+import { ServiceLoop } from "../core/loop.js";
 
 /** One comparison of this node's clock with the store's. */
 export interface ClockSkewReading {

@@ -185,8 +185,9 @@ export class Engine {
       this.nodeStarting = this.store
         .nodeStart({
           nodeId: this.options.nodeName,
+          clock: this.clock,
+          logger: this.logger,
           onShardsChange: () => this.watcher.wake(),
-          onError: (err) => this.logger.error({ err }, "node services error; carrying on"),
         })
         .then(
           (node) => {
@@ -196,7 +197,11 @@ export class Engine {
           (err: unknown) => this.logger.error({ err }, "starting node services failed"),
         );
     }
-    this.unsubscribe = this.store.onEarlierDue?.((dueAt) => this.watcher.wakeFor(dueAt)) ?? null;
+    this.unsubscribe =
+      this.store.onEarlierDue?.((dueAt) => this.watcher.wakeFor(dueAt), {
+        clock: this.clock,
+        logger: this.logger,
+      }) ?? null;
     // The claims a dead predecessor of this node left are the oldest due work: give them
     // back before the watcher's first claim, so they fire first and not behind a batch of
     // younger jobs. A failed pass only delays that; the keeper's loop retries it.

@@ -1,7 +1,7 @@
 import type { Clock } from "../core/clock.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
-import { ServiceLoop } from "./loop.js";
+import { ServiceLoop } from "../core/loop.js";
 
 /** What one pass of the lease keeper did. */
 export interface LeaseKeeperPass {

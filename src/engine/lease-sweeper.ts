@@ -1,7 +1,7 @@
 import type { Clock } from "../core/clock.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
-import { PeriodicTask } from "./periodic-task.js";
+import { PeriodicTask } from "../core/periodic-task.js";
 
 /**
  * Puts back jobs whose lease ran out (their worker died or hung): pending again at their

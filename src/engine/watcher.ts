@@ -2,7 +2,7 @@ import type { Clock } from "../core/clock.js";
 import type { Job } from "../core/job.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
-import { ServiceLoop } from "./loop.js";
+import { ServiceLoop } from "../core/loop.js";
 import type { ResolvedOptions } from "./options.js";
 
 /** What one watcher pass did. */

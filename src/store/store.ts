@@ -1,4 +1,6 @@
 import type { Job, JobStatus, JsonValue, NewJob } from "../core/job.js";
+import type { Clock } from "../core/clock.js";
+import type { Logger } from "../core/logger.js";
 
 /**
  * The store contract: scheduler operations, not SQL. Every store (SQLite, PostgreSQL)
@@ -137,17 +139,30 @@ export interface Store {
   /**
    * Optional: calls `listener` when another writer schedules a job that may be due earlier
    * than what this process knows about (PostgreSQL LISTEN/NOTIFY). Returns an unsubscribe.
+   * `loop` is what the store's listening runs on (reconnect backoff, its log), the
+   * engine's clock and logger; without it, the system clock and the store's own reporting.
    */
-  onEarlierDue?(listener: (dueAt: number) => void): () => void;
+  onEarlierDue?(listener: (dueAt: number) => void, loop?: EarlierDueLoop): () => void;
+}
+
+/** The engine's clock and logger, for a store's listening loop (see onEarlierDue). */
+export interface EarlierDueLoop {
+  readonly clock: Clock;
+  readonly logger: Logger;
 }
 
 export interface NodeStartParams {
   /** This node's id (the lease owner name of its claims). */
   readonly nodeId: string;
+  /**
+   * The engine's clock: the services' loops run on its timers and read its time (lease
+   * expiries), so a ManualClock drives them as it drives the engine.
+   */
+  readonly clock: Clock;
+  /** Where the services' loops log a failed pass (they carry on, with backoff). */
+  readonly logger: Logger;
   /** Called when the set of shards this node may claim changes. */
   readonly onShardsChange: () => void;
-  /** Background errors (logged by the caller; the services carry on). */
-  readonly onError: (error: Error) => void;
 }
 
 export interface NodeServices {

@@ -24,7 +24,7 @@ process.on("unhandledRejection", (err) => {
 });
 
 const store = await PostgresStore.open({ url, schema, poolSize: 6, onError: count });
-const leases = new ShardLeases(store, { nodeId, heartbeatMs: 500, ttlMs: 1500, onError: count });
+const leases = new ShardLeases(store.context, { nodeId, heartbeatMs: 500, ttlMs: 1500, logger });
 const scheduler = new Scheduler({
   store,
   nodeId,

@@ -34,7 +34,7 @@ describe("postgres partitions", () => {
     );
 
   it("creates partitions ahead, one per bucket, and history periods", async () => {
-    const m = new PartitionMaintenance(store, { aheadBuckets: 5 });
+    const m = new PartitionMaintenance(store.context, { aheadBuckets: 5 });
     const r = await m.runOnce(T0 + 3 * HOUR);
     expect(r.created).toBe(6 + 3);
     expect(await liveStarts()).toEqual([0, 1, 2, 3, 4, 5].map((i) => T0 + i * DAY));
@@ -52,7 +52,7 @@ describe("postgres partitions", () => {
     await store.jobsInsert({ jobs: far, now: T0 });
     expect(await defaultRows()).toBe(3);
     // time passes: maintenance reaches day 100
-    const m = new PartitionMaintenance(store, { aheadBuckets: 1 });
+    const m = new PartitionMaintenance(store.context, { aheadBuckets: 1 });
     await m.runOnce(T0 + 99 * DAY);
     expect(await defaultRows()).toBe(1); // day 101 is not created yet
     expect((await store.partitions.list("jobs_live")).map((p) => p.from)).toContain(T0 + 100 * DAY);
@@ -73,7 +73,7 @@ describe("postgres partitions", () => {
     const job = jobMaker(store, T0);
     const [a, b] = [job(T0 + 10), job(T0 + DAY + 10)];
     await store.jobsInsert({ jobs: [a!, b!], now: T0 });
-    const m = new PartitionMaintenance(store, { aheadBuckets: 1, dropAfterBuckets: 1 });
+    const m = new PartitionMaintenance(store.context, { aheadBuckets: 1, dropAfterBuckets: 1 });
     await m.runOnce(T0);
     // day 0's job is claimed (it leaves jobs_live); day 1's job stays pending
     const [claimed] = await store.jobsClaimDue({
@@ -143,7 +143,7 @@ describe("postgres partitions", () => {
   });
 
   it("returns the live table to its starting size after its jobs have fired", async () => {
-    const m = new PartitionMaintenance(store, { aheadBuckets: 3 });
+    const m = new PartitionMaintenance(store.context, { aheadBuckets: 3 });
     await m.runOnce(T0);
     const size = async () =>
       Number(

@@ -39,7 +39,8 @@ describe("shard leases", () => {
     await store?.close();
   });
 
-  const node = (id: string) => new ShardLeases(store, { nodeId: id, heartbeatMs: HB, ttlMs: TTL });
+  const node = (id: string) =>
+    new ShardLeases(store.context, { nodeId: id, heartbeatMs: HB, ttlMs: TTL });
 
   function expectPartition(owned: (readonly number[])[], shardCount: number) {
     const all = owned.flat();
@@ -87,11 +88,9 @@ describe("shard leases", () => {
 
   it("by default serves a dead node's shards again within 5 s of its last heartbeat", async () => {
     // default timing: what a Scheduler's node services use
-    const [a, b, c] = ["a", "b", "c"].map((id) => new ShardLeases(store, { nodeId: id })) as [
-      ShardLeases,
-      ShardLeases,
-      ShardLeases,
-    ];
+    const [a, b, c] = ["a", "b", "c"].map(
+      (id) => new ShardLeases(store.context, { nodeId: id }),
+    ) as [ShardLeases, ShardLeases, ShardLeases];
     const beat = 1000; // the default heartbeat (each heartbeat waits 0.9 to 1.1 of it)
     for (let round = 0; round < 3; round++) {
       for (const n of [a, b, c]) await n.runOnce(T0 + round * beat);

@@ -1,34 +1,66 @@
 import type pg from "pg";
+import { systemClock, type Clock } from "../../core/clock.js";
+import { quietLogger, type Logger } from "../../core/logger.js";
+import { ServiceLoop } from "../../core/loop.js";
+
+/** The loop a subscriber runs the LISTEN connection on (a Scheduler passes its own). */
+export interface ListenLoopDeps {
+  /** The reconnect backoff's timers. Default: the system clock. */
+  readonly clock?: Clock;
+  /** Where failed connection attempts are logged (besides the store's onError). Default: nowhere. */
+  readonly logger?: Logger;
+}
+
+/** Backoff between reconnect attempts, ms: 100-200 after the first failure, up to 2.5-5 s. */
+const RECONNECT_BACKOFF_MS = { min: 200, max: 5000 };
 
 /**
  * LISTEN/NOTIFY wake-ups: a write that may be due earlier than a sleeping node knows
  * notifies the channel with the earliest due time; every listening node hears it.
  *
  * One dedicated connection per store listens (a pooled connection cannot, since LISTEN is
- * per session). It is opened when the first listener subscribes and reconnects with a
- * growing backoff after an error; after a reconnect listeners are called with 0 ("something
- * may already be due"), since notifications sent while disconnected are lost.
+ * per session). It is opened when the first listener subscribes, by a ServiceLoop whose
+ * pass is one connection attempt: a lost connection wakes it at once, a failed attempt is
+ * logged and retried with the loop's growing backoff on the subscriber's clock. After a
+ * reconnect listeners are called with 0 ("something may already be due"), since
+ * notifications sent while disconnected are lost.
  */
 export class DueNotifier {
   private readonly listeners = new Set<(dueAt: number) => void>();
   private client: pg.Client | null = null;
+  private loop: ServiceLoop | null = null;
+  /** The connection attempt under way, if any (ready() waits for it). */
   private connecting: Promise<void> | null = null;
+  private connectedOnce = false;
   private closed = false;
-  private backoffMs = 100;
-  private retryTimer: NodeJS.Timeout | null = null;
   /** Earliest due time this process has heard of or read (null: unknown). */
   private known: number | null = null;
 
   constructor(
     /** Opens the LISTEN connection's client (it follows a failover like the pool's). */
     private readonly newClient: () => pg.Client,
-    readonly channel: string,
+    private readonly sql: { readonly notifyChannel: string; readonly listen: string },
     private readonly onError: (error: Error) => void,
   ) {}
 
-  subscribe(listener: (dueAt: number) => void): () => void {
+  get channel(): string {
+    return this.sql.notifyChannel;
+  }
+
+  subscribe(listener: (dueAt: number) => void, deps: ListenLoopDeps = {}): () => void {
     this.listeners.add(listener);
-    if (!this.client && !this.connecting && !this.closed) this.connect(false);
+    if (!this.loop && !this.closed) {
+      this.loop = new ServiceLoop({
+        name: "listen-connection",
+        clock: deps.clock ?? systemClock(),
+        logger: deps.logger ?? quietLogger,
+        errorBackoffMs: RECONNECT_BACKOFF_MS,
+        pass: () => this.connectOnce(),
+      });
+      // Sleeps between passes until the connection is lost; the first attempt runs now.
+      this.loop.start(null);
+      void this.loop.runNow();
+    }
     return () => {
       this.listeners.delete(listener);
     };
@@ -53,48 +85,58 @@ export class DueNotifier {
     return true;
   }
 
-  private connect(reconnected: boolean): void {
+  /** One connection attempt (the loop's pass): resolves null, to sleep until it is lost. */
+  private connectOnce(): Promise<null> {
+    const attempt = this.open().finally(() => {
+      this.connecting = null;
+    });
+    this.connecting = attempt.then(
+      () => undefined,
+      () => undefined,
+    );
+    return attempt.then(() => null);
+  }
+
+  private async open(): Promise<void> {
     const client = this.newClient();
-    const fail = (err: Error) => {
+    const lost = (err: Error) => {
       if (this.client === client) this.client = null;
       client.removeAllListeners("notification");
       client.end().catch(() => {});
       if (this.closed) return;
       this.onError(new Error(`LISTEN connection on ${this.channel}`, { cause: err }));
-      this.retryTimer = setTimeout(() => {
-        this.retryTimer = null;
-        if (!this.closed) this.connect(true);
-      }, this.backoffMs);
-      this.retryTimer.unref();
-      this.backoffMs = Math.min(this.backoffMs * 2, 5000);
+      void this.loop?.runNow();
     };
-    client.on("error", fail);
+    // Errors while connecting are the attempt's; after that, a loss of the connection.
+    client.on("error", (err) => {
+      if (this.client === client) lost(err);
+    });
     client.on("notification", (msg) => {
       const due = Number(msg.payload);
       if (!Number.isFinite(due)) return;
       if (this.known === null || due < this.known) this.known = due;
       this.emit(due);
     });
-    this.connecting = (async () => {
-      try {
-        await client.connect();
-        await client.query(`LISTEN "${this.channel}"`);
-        if (this.closed) {
-          await client.end();
-          return;
-        }
-        this.client = client;
-        this.backoffMs = 100;
-        client.on("end", () => {
-          if (this.client === client && !this.closed) fail(new Error("connection ended"));
-        });
-        if (reconnected) this.emit(0);
-      } catch (err) {
-        fail(err instanceof Error ? err : new Error(String(err)));
-      } finally {
-        this.connecting = null;
-      }
-    })();
+    try {
+      await client.connect();
+      await client.query(this.sql.listen);
+    } catch (err) {
+      client.removeAllListeners("notification");
+      client.end().catch(() => {});
+      const wrapped = new Error(`LISTEN connection on ${this.channel}`, { cause: err });
+      if (!this.closed) this.onError(wrapped);
+      throw wrapped;
+    }
+    if (this.closed) {
+      await client.end().catch(() => {});
+      return;
+    }
+    this.client = client;
+    client.on("end", () => {
+      if (this.client === client) lost(new Error("connection ended"));
+    });
+    if (this.connectedOnce) this.emit(0);
+    this.connectedOnce = true;
   }
 
   private emit(due: number): void {
@@ -107,15 +149,14 @@ export class DueNotifier {
     }
   }
 
-  /** Resolves once the LISTEN connection is established (for tests). */
+  /** Resolves once the connection attempt under way (if any) has ended (for tests). */
   async ready(): Promise<void> {
     while (this.connecting) await this.connecting;
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    await this.connecting;
+    await this.loop?.stop();
     const c = this.client;
     this.client = null;
     if (c) await c.end().catch(() => {});

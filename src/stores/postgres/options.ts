@@ -58,6 +58,14 @@ export interface PostgresStoreOptions {
   readonly statementTimeoutMs?: number;
   /** Lock timeout for partition DDL, in ms: DDL gives way to traffic. Default 2,000. */
   readonly ddlLockTimeoutMs?: number;
+  /**
+   * Pause between a firing node's shard-lease heartbeats, in ms (see ShardLeasesOptions):
+   * the idle cost of a node against what a dead node's shards wait (about 4 heartbeats).
+   * Default 1,000.
+   */
+  readonly shardHeartbeatMs?: number;
+  /** Pause between a firing node's partition maintenance passes, in ms. Default 60,000. */
+  readonly maintenanceIntervalMs?: number;
   /** Called with errors of the background LISTEN connection (it reconnects by itself). */
   readonly onError?: (error: Error) => void;
 }
@@ -80,6 +88,8 @@ export interface ResolvedPostgresOptions {
   readonly notifyWithinMs: number;
   readonly statementTimeoutMs: number;
   readonly ddlLockTimeoutMs: number;
+  readonly shardHeartbeatMs: number | undefined;
+  readonly maintenanceIntervalMs: number | undefined;
   readonly onError: (error: Error) => void;
 }
 
@@ -122,6 +132,8 @@ export function resolvePostgresOptions(o: PostgresStoreOptions): ResolvedPostgre
     notifyWithinMs: optInt("notifyWithinMs", o.notifyWithinMs, 0, 366 * day) ?? 60_000,
     statementTimeoutMs: optInt("statementTimeoutMs", o.statementTimeoutMs, 0, 3_600_000) ?? 30_000,
     ddlLockTimeoutMs: optInt("ddlLockTimeoutMs", o.ddlLockTimeoutMs, 1, 600_000) ?? 2_000,
+    shardHeartbeatMs: optInt("shardHeartbeatMs", o.shardHeartbeatMs, 10, 3_600_000),
+    maintenanceIntervalMs: optInt("maintenanceIntervalMs", o.maintenanceIntervalMs, 10, 366 * day),
     onError: o.onError ?? (() => {}),
   });
 }

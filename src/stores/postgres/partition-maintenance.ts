@@ -1,6 +1,12 @@
 import { bucketOf } from "../../core/buckets.js";
+import { systemClock, type Clock } from "../../core/clock.js";
 import { InvalidOptionError } from "../../core/errors.js";
-import type { PostgresStore } from "./postgres-store.js";
+import { quietLogger, type Logger } from "../../core/logger.js";
+import { PeriodicTask } from "../../core/periodic-task.js";
+import type { PostgresContext } from "./context.js";
+
+/** Pause between passes when none is given, ms (see PartitionMaintenanceOptions.intervalMs). */
+export const DEFAULT_MAINTENANCE_INTERVAL_MS = 60_000;
 
 /** Options of the partition maintenance loop. */
 export interface PartitionMaintenanceOptions {
@@ -18,12 +24,12 @@ export interface PartitionMaintenanceOptions {
    * there cheaply).
    */
   readonly dropAfterBuckets?: number;
-  /** Pause between passes in ms (plus up to 10% jitter). Default 60,000. */
+  /** Pause between passes in ms (each waits 0.9 to 1.1 of it). Default 60,000. */
   readonly intervalMs?: number;
-  /** The clock, epoch ms. Default Date.now. */
-  readonly now?: () => number;
-  /** Errors of a pass (the loop carries on and retries after a backoff). */
-  readonly onError?: (error: Error) => void;
+  /** The clock: which buckets are current, and the passes' timers. Default: the system clock. */
+  readonly clock?: Clock;
+  /** Where failed passes are logged (retried after a backoff). Default: nowhere. */
+  readonly logger?: Logger;
 }
 
 /** What one pass did. */
@@ -36,107 +42,87 @@ export interface MaintenanceResult {
 
 const DAY = 86_400_000;
 
+type MaintenanceContext = Pick<
+  PostgresContext,
+  "pool" | "sql" | "partitions" | "bucketWidthMs" | "historyWidthMs"
+>;
+
 /**
  * Keeps `jobs_live` partitioned ahead of time and sheds the past: each pass creates the
  * partitions of the next `aheadBuckets` buckets (moving rows the default partition holds
  * for those ranges) and the next history periods, then drops live partitions whose range
  * has passed and which hold no job, and vacuums `jobs_claimed`. History retention
  * (dropping old history partitions) is `historyPurge`, driven by the engine's retention
- * loop.
+ * loop. A PeriodicTask: the first pass at start(), then one every intervalMs.
  */
-export class PartitionMaintenance {
-  private readonly o: Required<Omit<PartitionMaintenanceOptions, "onError">> & {
-    onError: (e: Error) => void;
-  };
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
-  private started = false;
-  private failures = 0;
+export class PartitionMaintenance extends PeriodicTask<MaintenanceResult> {
+  private readonly o: Required<Omit<PartitionMaintenanceOptions, "logger">>;
 
   constructor(
-    private readonly store: PostgresStore,
+    private readonly ctx: MaintenanceContext,
     options: PartitionMaintenanceOptions = {},
   ) {
-    const w = store.bucketWidthMs;
-    const o = {
-      aheadBuckets: options.aheadBuckets ?? Math.min(400, Math.max(2, Math.ceil((14 * DAY) / w))),
-      historyAheadPeriods: options.historyAheadPeriods ?? 2,
-      dropAfterBuckets: options.dropAfterBuckets ?? 1,
-      intervalMs: options.intervalMs ?? 60_000,
-      now: options.now ?? Date.now,
-      onError: options.onError ?? (() => {}),
-    };
-    for (const [name, v] of [
-      ["aheadBuckets", o.aheadBuckets],
-      ["historyAheadPeriods", o.historyAheadPeriods],
-      ["dropAfterBuckets", o.dropAfterBuckets],
-    ] as const) {
-      if (!Number.isInteger(v) || v < 0 || v > 10_000) {
-        throw new InvalidOptionError(name, "an integer from 0 to 10000", v);
-      }
-    }
-    if (!Number.isInteger(o.intervalMs) || o.intervalMs < 10) {
-      throw new InvalidOptionError("intervalMs", "an integer of at least 10", o.intervalMs);
-    }
-    this.o = Object.freeze(o);
+    const o = resolveMaintenanceOptions(ctx.bucketWidthMs, options);
+    super({
+      name: "partition-maintenance",
+      clock: o.clock,
+      logger: options.logger ?? quietLogger,
+      intervalMs: o.intervalMs,
+      jitter: 0.1,
+      // 1-2 s after a first failure (a DDL lock given up), growing up to the interval.
+      errorBackoffMs: { min: 2000, max: o.intervalMs },
+    });
+    this.o = o;
   }
 
   /** One pass at `now` (default: the clock). */
-  async runOnce(now: number = this.o.now()): Promise<MaintenanceResult> {
-    const w = this.store.bucketWidthMs;
-    const hw = this.store.historyWidthMs;
+  override async runOnce(now: number = this.o.clock.now()): Promise<MaintenanceResult> {
+    const { partitions } = this.ctx;
+    const w = this.ctx.bucketWidthMs;
+    const hw = this.ctx.historyWidthMs;
     const current = bucketOf(now, w);
     const live: number[] = [];
     for (let i = 0; i <= this.o.aheadBuckets; i++) live.push(current + i * w);
     const history: number[] = [];
     const period = bucketOf(now, hw);
     for (let i = 0; i <= this.o.historyAheadPeriods; i++) history.push(period + i * hw);
-    // The catalog may have changed under us (another node dropped or created partitions).
-    this.store.partitions.forget();
-    let created = await this.store.partitions.ensure("jobs_live", live);
-    created += await this.store.partitions.ensure("jobs_history", history);
-    const dropped = await this.store.partitions.dropEmptyLive(
-      current - this.o.dropAfterBuckets * w,
-    );
-    // jobs_claimed sees an insert and a delete per fired job: vacuum it every pass so its
-    // size stays bounded by (fire rate x interval) instead of waiting for autovacuum's
-    // thresholds. SKIP_LOCKED: when another node is vacuuming it, that is enough.
-    await this.store.connection.query(`VACUUM (SKIP_LOCKED) "${this.store.schema}".jobs_claimed`);
-    return { created, dropped };
+    try {
+      // The catalog may have changed under us (another node dropped or created partitions).
+      partitions.forget();
+      let created = await partitions.ensure("jobs_live", live);
+      created += await partitions.ensure("jobs_history", history);
+      const dropped = await partitions.dropEmptyLive(current - this.o.dropAfterBuckets * w);
+      await this.ctx.pool.query(this.ctx.sql.claimedVacuum);
+      return { created, dropped };
+    } catch (err) {
+      throw new Error("partition maintenance pass", { cause: err });
+    }
   }
+}
 
-  start(): void {
-    if (this.started) return;
-    this.started = true;
-    this.schedule(0);
+function resolveMaintenanceOptions(
+  widthMs: number,
+  options: PartitionMaintenanceOptions,
+): Required<Omit<PartitionMaintenanceOptions, "logger">> {
+  const o = {
+    aheadBuckets:
+      options.aheadBuckets ?? Math.min(400, Math.max(2, Math.ceil((14 * DAY) / widthMs))),
+    historyAheadPeriods: options.historyAheadPeriods ?? 2,
+    dropAfterBuckets: options.dropAfterBuckets ?? 1,
+    intervalMs: options.intervalMs ?? DEFAULT_MAINTENANCE_INTERVAL_MS,
+    clock: options.clock ?? systemClock(),
+  };
+  for (const [name, v] of [
+    ["aheadBuckets", o.aheadBuckets],
+    ["historyAheadPeriods", o.historyAheadPeriods],
+    ["dropAfterBuckets", o.dropAfterBuckets],
+  ] as const) {
+    if (!Number.isInteger(v) || v < 0 || v > 10_000) {
+      throw new InvalidOptionError(name, "an integer from 0 to 10000", v);
+    }
   }
-
-  async stop(): Promise<void> {
-    this.started = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+  if (!Number.isInteger(o.intervalMs) || o.intervalMs < 10) {
+    throw new InvalidOptionError("intervalMs", "an integer of at least 10", o.intervalMs);
   }
-
-  private schedule(delayMs: number): void {
-    if (!this.started) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.running = this.runOnce()
-        .then(() => {
-          this.failures = 0;
-          this.schedule(this.o.intervalMs * (1 + Math.random() * 0.1));
-        })
-        .catch((err: unknown) => {
-          this.failures++;
-          this.o.onError(new Error("partition maintenance pass failed", { cause: err }));
-          const backoff = Math.min(this.o.intervalMs, 1000 * 2 ** Math.min(this.failures, 10));
-          this.schedule(backoff * (0.5 + Math.random() * 0.5));
-        })
-        .finally(() => {
-          this.running = null;
-        });
-    }, delayMs);
-    this.timer.unref();
-  }
+  return Object.freeze(o);
 }

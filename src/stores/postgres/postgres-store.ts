@@ -19,6 +19,7 @@ import type {
   NodeServices,
   NodeStartParams,
   StaleLeasesParams,
+  EarlierDueLoop,
   Store,
 } from "../../store/store.js";
 import { settlementRequeue } from "../../store/store.js";
@@ -35,6 +36,7 @@ import {
   type PostgresStoreOptions,
   type ResolvedPostgresOptions,
 } from "./options.js";
+import type { PostgresContext } from "./context.js";
 import { Partitions } from "./partitions.js";
 import { startPostgresNode } from "./node.js";
 import { insertArrays, rowToJob, type JobRow } from "./rows.js";
@@ -58,6 +60,11 @@ export class PostgresStore implements Store {
   readonly location: string;
   /** Partition bookkeeping, shared with PartitionMaintenance. */
   readonly partitions: Partitions;
+  /**
+   * The pool, statements and widths the store's background loops use (ShardLeases,
+   * PartitionMaintenance take it instead of the store; so can tests and benchmarks).
+   */
+  readonly context: PostgresContext;
   private readonly sql: Statements;
   private readonly notifier: DueNotifier;
   private readonly claims: Claims;
@@ -86,10 +93,19 @@ export class PostgresStore implements Store {
       { jobs_live: this.bucketWidthMs, jobs_history: this.historyWidthMs },
       o.ddlLockTimeoutMs,
     );
+    this.context = Object.freeze({
+      pool,
+      schema: o.schema,
+      sql: this.sql,
+      bucketWidthMs: this.bucketWidthMs,
+      historyWidthMs: this.historyWidthMs,
+      shardCount: this.shardCount,
+      partitions: this.partitions,
+    });
     const session = connectorFor(o.session.location, o.session.hosts);
     this.notifier = new DueNotifier(
       () => new session.Client(session.config(0)),
-      `duetime_${o.schema}`.slice(0, 63),
+      this.sql,
       o.onError,
     );
   }
@@ -120,7 +136,7 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** The pool, for store-specific tests, benchmarks and ShardLeases only. */
+  /** The pool, for store-specific tests and benchmarks only. */
   get connection(): pg.Pool {
     return this.pool;
   }
@@ -136,7 +152,10 @@ export class PostgresStore implements Store {
 
   /** Shard leases and partition maintenance for a firing node (see node.ts). */
   nodeStart(params: NodeStartParams): Promise<NodeServices> {
-    return startPostgresNode(this, params);
+    return startPostgresNode(this.context, params, {
+      shardHeartbeatMs: this.o.shardHeartbeatMs,
+      maintenanceIntervalMs: this.o.maintenanceIntervalMs,
+    });
   }
 
   async close(): Promise<void> {
@@ -428,8 +447,8 @@ export class PostgresStore implements Store {
     return rows[0]!.now_ms;
   }
 
-  onEarlierDue(listener: (dueAt: number) => void): () => void {
-    return this.notifier.subscribe(listener);
+  onEarlierDue(listener: (dueAt: number) => void, loop?: EarlierDueLoop): () => void {
+    return this.notifier.subscribe(listener, loop);
   }
 
   /** Resolves once the LISTEN connection is up (tests use it before writing). */
@@ -477,7 +496,7 @@ export class PostgresStore implements Store {
   private async notifyEarlier(dueAt: number, now: number): Promise<void> {
     if (!this.notifier.shouldNotify(dueAt, now, this.o.notifyWithinMs)) return;
     await this.run("notifying other nodes", () =>
-      this.pool.query("SELECT pg_notify($1, $2)", [this.notifier.channel, String(dueAt)]),
+      this.pool.query(this.sql.notify, [this.sql.notifyChannel, String(dueAt)]),
     );
   }
 

@@ -1,13 +1,20 @@
+import { systemClock, type Clock } from "../../core/clock.js";
 import { InvalidOptionError } from "../../core/errors.js";
-import type { PostgresStore } from "./postgres-store.js";
+import { quietLogger, type Logger } from "../../core/logger.js";
+import { PeriodicTask } from "../../core/periodic-task.js";
+import type { PostgresContext } from "./context.js";
+
+/** Pause between heartbeats when none is given, ms (see ShardLeasesOptions.heartbeatMs). */
+export const DEFAULT_SHARD_HEARTBEAT_MS = 1000;
 
 /** Options of a node's shard leases. */
 export interface ShardLeasesOptions {
   /** This node's id, unique among the nodes sharing the schema. Required. */
   readonly nodeId: string;
   /**
-   * Pause between heartbeats in ms. Default 1,000: one short statement a second per node
-   * buys a dead node's shards served again within about ttl + one heartbeat (4 s).
+   * Pause between heartbeats in ms (each waits 0.9 to 1.1 of it). Default 1,000: one short
+   * statement a second per node buys a dead node's shards served again within about ttl +
+   * one heartbeat (4 s).
    */
   readonly heartbeatMs?: number;
   /**
@@ -16,12 +23,16 @@ export interface ShardLeasesOptions {
    * one. Default 3 heartbeats.
    */
   readonly ttlMs?: number;
-  /** The clock, epoch ms. Nodes' clocks must agree to well within ttlMs - heartbeatMs. Default Date.now. */
-  readonly now?: () => number;
+  /**
+   * The clock: lease times are its `now()` (nodes' clocks must agree to well within
+   * ttlMs - heartbeatMs) and heartbeats are its timers. A Scheduler passes its own.
+   * Default: the system clock.
+   */
+  readonly clock?: Clock;
+  /** Where failed heartbeats are logged (the loop carries on). Default: nowhere. */
+  readonly logger?: Logger;
   /** Called with the new set of owned shards whenever it changes. */
   readonly onChange?: (shards: readonly number[]) => void;
-  /** Errors of a heartbeat (the loop carries on; leases run out if it keeps failing). */
-  readonly onError?: (error: Error) => void;
 }
 
 /** What one heartbeat did. */
@@ -51,46 +62,36 @@ export interface HeartbeatResult {
  * Rebalancing is bounded: a joining node gets its shards within two heartbeats (the
  * owners release on their next heartbeat, it takes them on its next); a dead node's
  * shards are adopted within ttl + one heartbeat; a node stopping cleanly releases at once.
- * Pass `() => leases.owned()` as the engine's `shards` option.
+ * The heartbeats are a PeriodicTask on the given clock. Pass `() => leases.owned()` as the
+ * engine's `shards` option (a Scheduler on PostgreSQL does this itself: see node.ts).
  */
-export class ShardLeases {
+export class ShardLeases extends PeriodicTask<HeartbeatResult> {
   private readonly heartbeatMs: number;
   private readonly ttlMs: number;
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private current: readonly number[] = [];
   private validUntil = 0;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
-  private started = false;
 
   constructor(
-    private readonly store: PostgresStore,
+    private readonly ctx: Pick<PostgresContext, "pool" | "sql" | "shardCount">,
     private readonly options: ShardLeasesOptions,
   ) {
-    if (
-      typeof options.nodeId !== "string" ||
-      options.nodeId === "" ||
-      options.nodeId.length > 200
-    ) {
-      throw new InvalidOptionError(
-        "nodeId",
-        "a non-empty string of at most 200 characters",
-        options.nodeId,
-      );
-    }
-    this.heartbeatMs = options.heartbeatMs ?? 1000;
-    this.ttlMs = options.ttlMs ?? 3 * this.heartbeatMs;
-    if (!Number.isInteger(this.heartbeatMs) || this.heartbeatMs < 10) {
-      throw new InvalidOptionError("heartbeatMs", "an integer of at least 10", this.heartbeatMs);
-    }
-    if (!Number.isInteger(this.ttlMs) || this.ttlMs <= this.heartbeatMs) {
-      throw new InvalidOptionError(
-        "ttlMs",
-        `an integer above heartbeatMs (${this.heartbeatMs})`,
-        this.ttlMs,
-      );
-    }
-    this.now = options.now ?? Date.now;
+    const { heartbeatMs, ttlMs } = resolveTiming(options);
+    const clock = options.clock ?? systemClock();
+    const logger = options.logger ?? quietLogger;
+    super({
+      name: "shard-leases",
+      clock,
+      logger,
+      intervalMs: heartbeatMs,
+      jitter: 0.1,
+      // A failed heartbeat is retried at heartbeat pace, not slower: the leases run out ttl
+      // after the last good one, whatever the backoff.
+      errorBackoffMs: { min: heartbeatMs, max: heartbeatMs },
+    });
+    this.heartbeatMs = heartbeatMs;
+    this.ttlMs = ttlMs;
+    this.clock = clock;
   }
 
   get nodeId(): string {
@@ -102,7 +103,7 @@ export class ShardLeases {
    * none once that heartbeat is older than the lease (a node cut off from the database
    * stops claiming its shards before another node adopts them).
    */
-  owned(now: number = this.now()): readonly number[] {
+  owned(now: number = this.clock.now()): readonly number[] {
     return now < this.validUntil ? this.current : [];
   }
 
@@ -111,53 +112,22 @@ export class ShardLeases {
    * (record the heartbeat, renew the leases, read the live nodes); a second one moves
    * shards only when the assignment differs from what this node holds.
    */
-  async runOnce(now: number = this.now()): Promise<HeartbeatResult> {
-    const s = `"${this.store.schema}"`;
+  override async runOnce(now: number = this.clock.now()): Promise<HeartbeatResult> {
     const me = this.options.nodeId;
-    const pool = this.store.connection;
+    const { pool, sql } = this.ctx;
     try {
-      // Nodes whose ttl ran out are forgotten by whoever beats first; their leases run out
-      // on their own (same ttl) and are taken over by the upsert below.
       const beat = await pool.query<{ nodes: string[]; renewed: number[] | null }>(
-        `WITH me AS (
-           INSERT INTO ${s}.nodes (node_id, started_at, heartbeat_at, expires_at)
-           VALUES ($1, $2::bigint, $2::bigint, $2::bigint + $3::bigint)
-           ON CONFLICT (node_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at,
-             expires_at = excluded.expires_at
-         ), dead AS (
-           DELETE FROM ${s}.nodes WHERE expires_at <= $2::bigint AND node_id <> $1
-         ), renewed AS (
-           UPDATE ${s}.shard_leases SET expires_at = $2::bigint + $3::bigint
-           WHERE owner = $1 AND expires_at > $2::bigint
-           RETURNING shard
-         )
-         SELECT ARRAY(SELECT node_id FROM ${s}.nodes WHERE expires_at > $2::bigint AND node_id <> $1
-                      UNION SELECT $1 ORDER BY 1) AS nodes,
-                (SELECT array_agg(shard ORDER BY shard) FROM renewed) AS renewed`,
+        sql.shardHeartbeat,
         [me, now, this.ttlMs],
       );
       const nodes = beat.rows[0]!.nodes;
       const renewed = beat.rows[0]!.renewed ?? [];
-      const target = assignShards(nodes, this.store.shardCount).get(me) ?? [];
+      const target = assignShards(nodes, this.ctx.shardCount).get(me) ?? [];
       let owned = renewed;
       let released: number[] = [];
       if (target.join(",") !== renewed.join(",")) {
         const moved = await pool.query<{ released: number[] | null; held: number[] | null }>(
-          `WITH rel AS (
-             DELETE FROM ${s}.shard_leases WHERE owner = $1 AND NOT (shard = ANY($4::int[]))
-             RETURNING shard
-           ), held AS (
-             INSERT INTO ${s}.shard_leases AS l (shard, owner, expires_at, acquired_at)
-             SELECT t, $1, $2::bigint + $3::bigint, $2::bigint FROM unnest($4::int[]) AS t
-             ON CONFLICT (shard) DO UPDATE SET owner = excluded.owner,
-               expires_at = excluded.expires_at,
-               acquired_at = CASE WHEN l.owner = excluded.owner THEN l.acquired_at
-                                  ELSE excluded.acquired_at END
-             WHERE l.owner = excluded.owner OR l.expires_at <= $2::bigint
-             RETURNING shard
-           )
-           SELECT (SELECT array_agg(shard ORDER BY shard) FROM rel) AS released,
-                  (SELECT array_agg(shard ORDER BY shard) FROM held) AS held`,
+          sql.shardsMove,
           [me, now, this.ttlMs, target],
         );
         released = moved.rows[0]!.released ?? [];
@@ -176,41 +146,51 @@ export class ShardLeases {
     }
   }
 
-  /** Heartbeats now and then every heartbeatMs (with jitter), until stop(). */
-  async start(): Promise<void> {
-    if (this.started) return;
-    this.started = true;
-    await this.beat();
+  /**
+   * Heartbeats once (so the node owns its shards when this resolves; a failure is logged
+   * and retried), then every heartbeatMs on the clock, until stop().
+   */
+  override start(): Promise<void> {
+    return this.startNow();
   }
 
-  /** Stops heartbeating, hands back every shard and leaves the registry. */
-  async stop(): Promise<void> {
-    this.started = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+  /**
+   * Stops heartbeating, hands back every shard and leaves the registry. The node stops
+   * trusting its shards first, whatever happens: if the statement fails (the database is
+   * down), the error is thrown and the leases run out by themselves after ttl.
+   */
+  override async stop(): Promise<void> {
+    await super.stop();
     this.current = Object.freeze([]);
     this.validUntil = 0;
-    const s = `"${this.store.schema}"`;
-    await this.store.connection.query(
-      `WITH l AS (DELETE FROM ${s}.shard_leases WHERE owner = $1)
-       DELETE FROM ${s}.nodes WHERE node_id = $1`,
-      [this.options.nodeId],
-    );
-    this.options.onChange?.(this.current);
+    try {
+      await this.ctx.pool.query(this.ctx.sql.shardsLeave, [this.options.nodeId]);
+    } catch (err) {
+      throw new Error(`handing back the shard leases of ${this.options.nodeId}`, { cause: err });
+    } finally {
+      this.options.onChange?.(this.current);
+    }
   }
+}
 
-  private async beat(): Promise<void> {
-    const run = this.runOnce().catch((err: unknown) => {
-      this.options.onError?.(err instanceof Error ? err : new Error(String(err)));
-    });
-    this.running = run;
-    await run;
-    this.running = null;
-    if (!this.started) return;
-    this.timer = setTimeout(() => void this.beat(), this.heartbeatMs * (0.9 + Math.random() * 0.2));
-    this.timer.unref();
+/** Validates the heartbeat and ttl options and resolves their defaults. */
+function resolveTiming(o: ShardLeasesOptions): { heartbeatMs: number; ttlMs: number } {
+  if (typeof o.nodeId !== "string" || o.nodeId === "" || o.nodeId.length > 200) {
+    throw new InvalidOptionError(
+      "nodeId",
+      "a non-empty string of at most 200 characters",
+      o.nodeId,
+    );
   }
+  const heartbeatMs = o.heartbeatMs ?? DEFAULT_SHARD_HEARTBEAT_MS;
+  const ttlMs = o.ttlMs ?? 3 * heartbeatMs;
+  if (!Number.isInteger(heartbeatMs) || heartbeatMs < 10) {
+    throw new InvalidOptionError("heartbeatMs", "an integer of at least 10", heartbeatMs);
+  }
+  if (!Number.isInteger(ttlMs) || ttlMs <= heartbeatMs) {
+    throw new InvalidOptionError("ttlMs", `an integer above heartbeatMs (${heartbeatMs})`, ttlMs);
+  }
+  return { heartbeatMs, ttlMs };
 }
 
 /**

@@ -317,6 +317,68 @@ export function statements(schema: string) {
         AND ($5::text IS NULL OR tenant = $5) AND status = ANY($7::text[])
       ORDER BY due_at, id LIMIT $6`,
 
+    /**
+     * A node's heartbeat, in one statement: records it alive until $2 + ttl $3, forgets
+     * nodes whose ttl ran out (their leases run out on their own, same ttl, and are taken
+     * over by shardsMove), renews its own unexpired leases, and reads the live node ids
+     * (itself included, sorted: every node computes the same assignment from it). The
+     * tables are tiny (one row per node, one per shard): primary keys only.
+     */
+    shardHeartbeat: `WITH me AS (
+        INSERT INTO ${s}.nodes (node_id, started_at, heartbeat_at, expires_at)
+        VALUES ($1, $2::bigint, $2::bigint, $2::bigint + $3::bigint)
+        ON CONFLICT (node_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at,
+          expires_at = excluded.expires_at
+      ), dead AS (
+        DELETE FROM ${s}.nodes WHERE expires_at <= $2::bigint AND node_id <> $1
+      ), renewed AS (
+        UPDATE ${s}.shard_leases SET expires_at = $2::bigint + $3::bigint
+        WHERE owner = $1 AND expires_at > $2::bigint
+        RETURNING shard
+      )
+      SELECT ARRAY(SELECT node_id FROM ${s}.nodes WHERE expires_at > $2::bigint AND node_id <> $1
+                   UNION SELECT $1 ORDER BY 1) AS nodes,
+             (SELECT array_agg(shard ORDER BY shard) FROM renewed) AS renewed`,
+    /**
+     * Moves node $1's leases to its assigned shards $4: releases the others, takes each
+     * assigned shard that is free, its own, or whose lease ran out (a dead node's), keeping
+     * acquired_at across renewals. The upsert's WHERE is what makes a live lease safe from
+     * takeover: a shard changes hands only through a release or an expired lease.
+     */
+    shardsMove: `WITH rel AS (
+        DELETE FROM ${s}.shard_leases WHERE owner = $1 AND NOT (shard = ANY($4::int[]))
+        RETURNING shard
+      ), held AS (
+        INSERT INTO ${s}.shard_leases AS l (shard, owner, expires_at, acquired_at)
+        SELECT t, $1, $2::bigint + $3::bigint, $2::bigint FROM unnest($4::int[]) AS t
+        ON CONFLICT (shard) DO UPDATE SET owner = excluded.owner,
+          expires_at = excluded.expires_at,
+          acquired_at = CASE WHEN l.owner = excluded.owner THEN l.acquired_at
+                             ELSE excluded.acquired_at END
+        WHERE l.owner = excluded.owner OR l.expires_at <= $2::bigint
+        RETURNING shard
+      )
+      SELECT (SELECT array_agg(shard ORDER BY shard) FROM rel) AS released,
+             (SELECT array_agg(shard ORDER BY shard) FROM held) AS held`,
+    /** A node stopping cleanly: its leases and its registry row go in one statement. */
+    shardsLeave: `WITH l AS (DELETE FROM ${s}.shard_leases WHERE owner = $1)
+      DELETE FROM ${s}.nodes WHERE node_id = $1`,
+    /**
+     * jobs_claimed sees an insert and a delete per fired job: partition maintenance vacuums
+     * it every pass so its size stays bounded by (fire rate x interval) instead of waiting
+     * for autovacuum's thresholds. SKIP_LOCKED: when another node is vacuuming it, that is
+     * enough. (VACUUM cannot run inside a transaction: sent on its own.)
+     */
+    claimedVacuum: `VACUUM (SKIP_LOCKED) ${s}.jobs_claimed`,
+
+    /**
+     * LISTEN/NOTIFY wake-ups (due-notifier.ts): one channel per schema, a payload of the
+     * earliest due time (epoch ms, as text). Channel names are identifiers (63 bytes).
+     */
+    notifyChannel: `duetime_${schema}`.slice(0, 63),
+    listen: `LISTEN "${`duetime_${schema}`.slice(0, 63)}"`,
+    notify: `SELECT pg_notify($1, $2)`,
+
     /** Row-by-row purge, only for what partition drops leave (index jobs_history_finished). */
     historyDeleteOldest: `DELETE FROM ${s}.jobs_history h USING (
         SELECT shard, id, finished_at FROM ${s}.jobs_history WHERE finished_at < $1

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
-import { ServiceLoop } from "../../src/engine/loop.js";
+import { ServiceLoop } from "../../src/core/loop.js";
 import { silentLogger } from "../support/harness.js";
 
 describe("ServiceLoop", () => {
@@ -55,5 +55,52 @@ describe("ServiceLoop", () => {
     expect(errors.length).toBe(3);
     expect(errors[0]).toMatchObject({ loop: "flaky", failures: 1 });
     await loop.stop();
+  });
+
+  it("jitters each planned delay in whole ms (times go to the database as bigint)", async () => {
+    const clock = new ManualClock(0);
+    const passes: number[] = [];
+    let r = 0;
+    const randoms = [0, 0.999, 0.5];
+    const loop = new ServiceLoop({
+      name: "jittered",
+      clock,
+      logger: silentLogger,
+      jitter: 0.1,
+      random: () => randoms[r++ % randoms.length]!,
+      pass: async () => {
+        passes.push(clock.now());
+        return 1000;
+      },
+    });
+    loop.start();
+    await clock.advance(3000);
+    // 0.9, then about 1.1, then 1.0 of the interval: never a fractional time
+    expect(passes).toEqual([0, 900, 2000, 3000]);
+    expect(passes.every(Number.isInteger)).toBe(true);
+    await loop.stop();
+  });
+
+  it("sleeps after a pass that resolves null until runNow(), which runs at once without a timer", async () => {
+    const clock = new ManualClock(0);
+    let passes = 0;
+    const loop = new ServiceLoop({
+      name: "on-demand",
+      clock,
+      logger: silentLogger,
+      pass: async () => {
+        passes++;
+        return null;
+      },
+    });
+    loop.start(null);
+    await clock.advance(60_000);
+    expect(passes).toBe(0);
+    await loop.runNow(); // the manual clock did not move
+    expect(passes).toBe(1);
+    expect(clock.pendingTimers).toBe(0);
+    await loop.stop();
+    await loop.runNow(); // stopped: nothing runs
+    expect(passes).toBe(1);
   });
 });
