@@ -25,7 +25,7 @@ export async function pgBulkInsert(sizes: PgSizes): Promise<BenchResult> {
   for (const writers of [1, 2]) {
     const store = await benchStore(`bulk${writers}`);
     try {
-      const make = jobFactory(store);
+      const make = jobFactory();
       const now = Date.now();
       const batches: NewJob[][] = [];
       for (let i = 0; i < sizes.bulkJobs; i += BATCH) {

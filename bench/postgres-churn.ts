@@ -103,7 +103,7 @@ export async function pgChurn(sizes: PgSizes): Promise<BenchResult> {
 }
 
 async function schedule(store: PostgresStore, count: number, now: number): Promise<void> {
-  const make = jobFactory(store);
+  const make = jobFactory();
   for (let i = 0; i < count; i += 10_000) {
     const n = Math.min(10_000, count - i);
     await store.jobsInsert({

@@ -37,7 +37,7 @@ export async function pgClaimCost(sizes: PgSizes): Promise<BenchResult> {
       // now, not by autovacuum in the middle of the timing.
       await store.connection.query(`VACUUM (ANALYZE) "${store.schema}".jobs_live`);
       await store.connection.query("CHECKPOINT");
-      const make = jobFactory(store);
+      const make = jobFactory();
       const claim: number[] = [];
       const settle: number[] = [];
       const empty: number[] = [];

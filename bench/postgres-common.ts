@@ -4,8 +4,7 @@
  * pg_stat_statements loaded, as in the tests), job generation and bulk backlog loading,
  * and statement counting.
  */
-import { bucketOf } from "../src/core/buckets.js";
-import { createIdGenerator, shardOf } from "../src/core/ids.js";
+import { createIdGenerator } from "../src/core/ids.js";
 import type { NewJob } from "../src/core/job.js";
 import { PartitionMaintenance } from "../src/stores/postgres/partition-maintenance.js";
 import { PostgresStore } from "../src/stores/postgres/postgres-store.js";
@@ -130,18 +129,15 @@ export async function dropStore(store: PostgresStore): Promise<void> {
   await store.close();
 }
 
-/** A generator of valid NewJobs for `store`, due at `due(i)`. */
-export function jobFactory(store: PostgresStore) {
+/** A generator of valid NewJobs, due at `dueAt` (the store places them). */
+export function jobFactory() {
   const newId = createIdGenerator();
   return (dueAt: number): NewJob => {
-    const id = newId();
     return {
-      id,
+      id: newId(),
       tenant: "default",
       key: null,
       dueAt,
-      bucket: bucketOf(dueAt, store.bucketWidthMs),
-      shard: shardOf(id, store.shardCount),
       payload: { to: "user@example.com", text: "reminder" },
       target: "noop",
       targetOptions: null,

@@ -206,8 +206,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     return {
       now: this.clock.now(),
       newId: this.newId,
-      bucketWidthMs: this.store.bucketWidthMs,
-      shardCount: this.store.shardCount,
       defaultTenant: this.options.defaultTenant,
       defaultMaxAttempts: this.options.maxAttempts,
       maxPayloadBytes: this.options.maxPayloadBytes,
@@ -376,7 +374,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const params = {
       id,
       dueAt,
-      bucket: bucketOf(dueAt, this.store.bucketWidthMs),
       now,
       ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
       ...(opts.expectedVersion === undefined ? {} : { expectedVersion: opts.expectedVersion }),

@@ -203,14 +203,16 @@ export interface Job {
   readonly finishedAt: number | null;
 }
 
-/** A validated job ready to be stored (what the engine hands to `jobsInsert`). */
+/**
+ * A validated job ready to be stored (what the engine hands to `jobsInsert`). Where it lives
+ * (its bucket and shard) is the store's business: the store computes both from `dueAt` and
+ * `id` with its own width and shard count (bucketOf, shardOf).
+ */
 export interface NewJob {
   readonly id: string;
   readonly tenant: string;
   readonly key: string | null;
   readonly dueAt: number;
-  readonly bucket: number;
-  readonly shard: number;
   readonly payload: JsonValue;
   /** `payload` as JSON text when the validator already has it (saves the store a stringify). */
   readonly payloadJson?: string;
@@ -221,18 +223,19 @@ export interface NewJob {
 }
 
 /**
- * The job a fresh insert stores, built without reading it back. A literal on purpose: on the
- * bulk path, spreading `j` into a 24-key object was measured slower than the insert itself.
+ * The job a fresh insert stores, built without reading it back, in the `bucket` and `shard`
+ * the store placed it. A literal on purpose: on the bulk path, spreading `j` into a 24-key
+ * object was measured slower than the insert itself.
  */
-export function newPendingJob(j: NewJob, now: number): Job {
+export function newPendingJob(j: NewJob, bucket: number, shard: number, now: number): Job {
   return {
     id: j.id,
     tenant: j.tenant,
     key: j.key,
     status: "pending",
     dueAt: j.dueAt,
-    bucket: j.bucket,
-    shard: j.shard,
+    bucket,
+    shard,
     payload: j.payload,
     target: j.target,
     targetOptions: j.targetOptions,

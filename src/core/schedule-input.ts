@@ -1,7 +1,5 @@
-import { bucketOf } from "./buckets.js";
 import { InvalidJobError, InvalidJobsError, type InvalidItem } from "./errors.js";
 import type { JsonValue, NewJob } from "./job.js";
-import { shardOf } from "./ids.js";
 import { MAX_DELAY_MS, resolveDueTime } from "./due-time.js";
 import {
   isObject,
@@ -65,8 +63,6 @@ export const SCHEDULE_INPUT_FIELDS = [
 export interface ScheduleContext {
   readonly now: number;
   readonly newId: () => string;
-  readonly bucketWidthMs: number;
-  readonly shardCount: number;
   readonly defaultTenant: string;
   readonly defaultMaxAttempts: number;
   readonly maxPayloadBytes: number;
@@ -171,14 +167,11 @@ function validate(raw: unknown, ctx: ScheduleContext, prefix: FieldPrefix): NewJ
   const expireAfterMs =
     optionalInteger(input.expireAfterMs, "expireAfterMs", 0, MAX_DELAY_MS, prefix) ?? null;
 
-  const id = ctx.newId();
   return {
-    id,
+    id: ctx.newId(),
     tenant,
     key,
     dueAt,
-    bucket: bucketOf(dueAt, ctx.bucketWidthMs),
-    shard: shardOf(id, ctx.shardCount),
     payload: payload.value,
     payloadJson: payload.json,
     target,

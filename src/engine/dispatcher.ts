@@ -1,5 +1,4 @@
 import type { Clock, TimerHandle } from "../core/clock.js";
-import { bucketOf } from "../core/buckets.js";
 import type { Job, JsonValue } from "../core/job.js";
 import type { Settlement } from "../store/store.js";
 import { backoffDelay } from "./backoff.js";
@@ -61,7 +60,6 @@ export interface DispatcherDeps {
   readonly tenantConcurrency: number;
   readonly handlerTimeoutMs: number;
   readonly backoff: { baseMs: number; maxMs: number };
-  readonly bucketWidthMs: number;
   readonly onOutcome: (o: DispatchOutcome) => void;
   /** Called when a job leaves the dispatcher (capacity freed). */
   readonly onCapacity: () => void;
@@ -302,7 +300,6 @@ export class Dispatcher {
         outcome: "retry",
         error,
         retryAt,
-        bucket: bucketOf(retryAt, this.d.bucketWidthMs),
       },
       { kind: "failed", job, latenessMs, error, retryAt, applied: false },
     );
@@ -329,7 +326,6 @@ export class Dispatcher {
         firedAt: run.startedAt,
         outcome: "release",
         retryAt,
-        bucket: bucketOf(retryAt, this.d.bucketWidthMs),
         error,
       },
       { kind: "deferred", job, latenessMs, error, retryAt, applied: false },

@@ -88,7 +88,6 @@ export class Engine {
         Math.max(job.leaseExpiresAt ?? Infinity, this.keeper.renewedUntil) -
         Math.min(o.handlerTimeoutMs, o.leaseRenewIntervalMs),
       backoff: { baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs },
-      bucketWidthMs: this.store.bucketWidthMs,
       onOutcome: deps.onOutcome,
       onCapacity: () => this.watcher.capacityFreed(),
       // pending and due again: claim them back (with a fresh lease) as soon as there is room

@@ -254,10 +254,7 @@ function incarnation(): string {
 function nodeName(o: SchedulerOptions): string {
   const given = o.nodeName ?? o.nodeId;
   if (given === undefined) {
-    const where = createHash("sha256")
-      .update(o.store.location ?? o.store.kind)
-      .digest("hex")
-      .slice(0, 8);
+    const where = createHash("sha256").update(o.store.location).digest("hex").slice(0, 8);
     return `${hostname()
       .replace(/[/\p{Cc}]/gu, "_")
       .slice(0, 140)}-${where}`;

@@ -17,9 +17,15 @@ export interface Store {
   readonly shardCount: number;
   /**
    * Where the data lives, without credentials (an absolute file path; host, database and
-   * schema): the scheduler's default node name is derived from it. Optional.
+   * schema): the scheduler's default node name is derived from it.
    */
-  readonly location?: string;
+  readonly location: string;
+  /**
+   * Which optional members this store implements: each is present exactly when declared
+   * true here, and the contract suite runs its cases where declared (and checks that an
+   * undeclared one is absent), as River's driver suite does with `SupportsListener()`.
+   */
+  readonly capabilities: StoreCapabilities;
 
   /** Applies pending migrations; idempotent. */
   migrate(): Promise<void>;
@@ -150,6 +156,12 @@ export interface EarlierDueLoop {
   readonly clock: Clock;
   readonly logger: Logger;
 }
+
+/** The optional members of `Store`. */
+export type StoreCapability = "nodeStart" | "clockRead" | "storageProbe" | "onEarlierDue";
+
+/** Every optional member, declared supported (true) or not, by each store. */
+export type StoreCapabilities = Readonly<Record<StoreCapability, boolean>>;
 
 export interface NodeStartParams {
   /** This node's id (the lease owner name of its claims). */
@@ -334,7 +346,8 @@ export class BatchShare {
 
 /**
  * The outcome of one claimed job. `fence` is the token of the claim being settled and
- * `firedAt` when its handler started (epoch ms).
+ * `firedAt` when its handler started (epoch ms). A new due time (`retryAt`) is all a
+ * settlement says about where the job goes: the store places it in its bucket.
  */
 export type Settlement = SettlementBase &
   (
@@ -344,20 +357,18 @@ export type Settlement = SettlementBase &
      * Hand a claim back without counting its attempt: pending again. Stopping hands back
      * unstarted claims as they were (no other field). A handler that met an infrastructure
      * failure (InfrastructureError: nothing was attempted) hands its job back due at
-     * `retryAt` (in `bucket`) with `error` as its last error; give all three or none.
+     * `retryAt` with `error` as its last error; give both or neither.
      */
     | {
         readonly outcome: "release";
         readonly retryAt?: number;
-        readonly bucket?: number;
         readonly error?: string;
       }
     | {
         readonly outcome: "retry";
         readonly error: string;
-        /** New due time (epoch ms) and its bucket. */
+        /** New due time (epoch ms). */
         readonly retryAt: number;
-        readonly bucket: number;
       }
   );
 
@@ -375,8 +386,8 @@ export type CancelResult =
 export interface RescheduleParams {
   readonly id: string;
   readonly tenant?: string;
+  /** The new due time (epoch ms); the store places the job in its bucket. */
   readonly dueAt: number;
-  readonly bucket: number;
   readonly expectedVersion?: number;
   readonly now: number;
 }
@@ -421,14 +432,12 @@ export interface BucketCount {
 }
 
 /**
- * Where a settlement puts its job back in the live set, if it moves it: a retry, or a
- * release after an infrastructure failure. Null for outcomes that finish the job and for a
- * plain release (the job stays at its due time).
+ * The new due time a settlement gives its job back at, if it moves it: a retry, or a release
+ * after an infrastructure failure. Null for outcomes that finish the job and for a plain
+ * release (the job stays at its due time).
  */
-export function settlementRequeue(st: Settlement): { retryAt: number; bucket: number } | null {
-  if (st.outcome === "retry") return { retryAt: st.retryAt, bucket: st.bucket };
-  if (st.outcome === "release" && st.retryAt !== undefined && st.bucket !== undefined) {
-    return { retryAt: st.retryAt, bucket: st.bucket };
-  }
+export function settlementRetryAt(st: Settlement): number | null {
+  if (st.outcome === "retry") return st.retryAt;
+  if (st.outcome === "release" && st.retryAt !== undefined) return st.retryAt;
   return null;
 }

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bucketOf } from "../../src/core/buckets.js";
-import { createIdGenerator, shardOf } from "../../src/core/ids.js";
+import { createIdGenerator } from "../../src/core/ids.js";
 import { openStore } from "../../src/stores/open-store.js";
 import { cli, ensureBuilt, tempWorkspace } from "./helpers.js";
 
@@ -46,8 +45,6 @@ beforeAll(async () => {
         tenant: "default",
         key: HOSTILE.key,
         dueAt: T0,
-        bucket: bucketOf(T0, store.bucketWidthMs),
-        shard: shardOf(id, store.shardCount),
         payload: HOSTILE.payload,
         target: HOSTILE.target,
         targetOptions: null,

@@ -1,6 +1,5 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { bucketOf } from "../../src/core/buckets.js";
-import { createIdGenerator, shardOf } from "../../src/core/ids.js";
+import { createIdGenerator } from "../../src/core/ids.js";
 import { openStore } from "../../src/stores/open-store.js";
 import { succeededIn } from "../../src/cli/commands/stats.js";
 import { cli, cliJson, ensureBuilt, tempWorkspace } from "./helpers.js";
@@ -30,14 +29,11 @@ async function firedJobs(db: string, n: number, lateMs: number): Promise<void> {
   let t = due;
   const newId = createIdGenerator(() => t++);
   const jobs = Array.from({ length: n }, () => {
-    const id = newId();
     return {
-      id,
+      id: newId(),
       tenant: "default",
       key: null,
       dueAt: due,
-      bucket: bucketOf(due, store.bucketWidthMs),
-      shard: shardOf(id, store.shardCount),
       payload: null,
       target: "t",
       targetOptions: null,

@@ -1,8 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bucketOf } from "../../src/core/buckets.js";
-import { createIdGenerator, shardOf } from "../../src/core/ids.js";
+import { createIdGenerator } from "../../src/core/ids.js";
 import type { Job, NewJob } from "../../src/core/job.js";
 import type { Store } from "../../src/store/store.js";
+import { describeCapabilityContract } from "./capability-contract.js";
+import { describePlacementContract } from "./placement-contract.js";
 import { describeTenantContract } from "./tenant-contract.js";
 
 /** Epoch of the contract tests: 2026-03-01T10:00:00Z, inside an hour bucket's start. */
@@ -11,7 +13,8 @@ const HOUR = 3_600_000;
 
 /**
  * The store contract: every store must pass it, against a real database, with a fresh
- * database (or schema) per test from `makeStore`. Stores are created with hour buckets.
+ * database (or schema) per test from `makeStore`. Stores are created with hour buckets and
+ * several shards.
  */
 export function describeStoreContract(name: string, makeStore: () => Promise<Store>): void {
   describe(`store contract: ${name}`, () => {
@@ -34,8 +37,6 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         id,
         tenant: "default",
         key: null,
-        bucket: bucketOf(over.dueAt, store.bucketWidthMs),
-        shard: shardOf(id, store.shardCount),
         payload: { n: 1 },
         target: "t",
         targetOptions: null,
@@ -329,7 +330,6 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
             outcome: "retry",
             error: "boom 1",
             retryAt,
-            bucket: bucketOf(retryAt, store.bucketWidthMs),
           },
         ],
       });
@@ -393,7 +393,6 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
             firedAt: T0 + 10,
             outcome: "release",
             retryAt,
-            bucket: bucketOf(retryAt, store.bucketWidthMs),
             error: "signing secret unavailable: database error (ECONNREFUSED)",
           },
         ],
@@ -548,7 +547,6 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       const conflict = await store.jobReschedule({
         id: j!.id,
         dueAt: newDue,
-        bucket: bucketOf(newDue, store.bucketWidthMs),
         expectedVersion: 7,
         now: T0,
       });
@@ -559,7 +557,6 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       const ok = await store.jobReschedule({
         id: j!.id,
         dueAt: newDue,
-        bucket: bucketOf(newDue, store.bucketWidthMs),
         expectedVersion: 1,
         now: T0 + 1,
       });
@@ -576,18 +573,18 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       ).toEqual([[T0 + 3 * HOUR, 1]]);
       const [c] = await claim(newDue);
       expect(c!.id).toBe(j!.id);
-      expect(
-        await store.jobReschedule({ id: j!.id, dueAt: T0, bucket: T0, now: T0 }),
-      ).toMatchObject({ outcome: "too-late" });
-      expect(
-        await store.jobReschedule({ id: j!.id, tenant: "x", dueAt: T0, bucket: T0, now: T0 }),
-      ).toEqual({ outcome: "not-found" });
+      expect(await store.jobReschedule({ id: j!.id, dueAt: T0, now: T0 })).toMatchObject({
+        outcome: "too-late",
+      });
+      expect(await store.jobReschedule({ id: j!.id, tenant: "x", dueAt: T0, now: T0 })).toEqual({
+        outcome: "not-found",
+      });
     });
 
     it("reschedules into an already staged bucket and fires at the new time", async () => {
       const [j] = await insert(job({ dueAt: T0 + 5 * HOUR }));
       await store.bucketsStage({ until: T0 + 10, maxRows: 100 });
-      await store.jobReschedule({ id: j!.id, dueAt: T0 + 20, bucket: T0, now: T0 });
+      await store.jobReschedule({ id: j!.id, dueAt: T0 + 20, now: T0 });
       expect(
         (
           await store.jobsClaimDue({
@@ -608,12 +605,12 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         now: T0,
         settlements: [{ id: j!.id, fence: c!.fence, firedAt: T0, outcome: "dead", error: "x" }],
       });
-      const r = await store.jobRetry({ id: j!.id, dueAt: T0 + 10, bucket: T0, now: T0 + 5 });
+      const r = await store.jobRetry({ id: j!.id, dueAt: T0 + 10, now: T0 + 5 });
       expect(r).toMatchObject({
         outcome: "rescheduled",
         job: { status: "pending", attempts: 0, finishedAt: null },
       });
-      expect(await store.jobRetry({ id: j!.id, dueAt: T0, bucket: T0, now: T0 })).toMatchObject({
+      expect(await store.jobRetry({ id: j!.id, dueAt: T0, now: T0 })).toMatchObject({
         outcome: "too-late",
       });
       expect((await claim(T0 + 10)).map((x) => x.id)).toEqual([j!.id]);
@@ -628,7 +625,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       });
       const [holder] = await insert(job({ dueAt: T0 + 5, key: "once" }));
       expect(holder!.id).not.toBe(j!.id);
-      const r = await store.jobRetry({ id: j!.id, dueAt: T0 + 10, bucket: T0, now: T0 + 5 });
+      const r = await store.jobRetry({ id: j!.id, dueAt: T0 + 10, now: T0 + 5 });
       expect(r).toMatchObject({
         outcome: "key-conflict",
         job: { id: j!.id, status: "dead" },
@@ -752,4 +749,6 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
     });
   });
   describeTenantContract(name, makeStore);
+  describePlacementContract(name, makeStore);
+  describeCapabilityContract(name, makeStore);
 }

@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { bucketOf } from "../../src/core/buckets.js";
-import { createIdGenerator, shardOf } from "../../src/core/ids.js";
+import { createIdGenerator } from "../../src/core/ids.js";
 import type { Job, NewJob } from "../../src/core/job.js";
 import type { Store } from "../../src/store/store.js";
 
@@ -32,8 +31,6 @@ export function describeTenantContract(name: string, makeStore: () => Promise<St
         id,
         tenant: "owner",
         key: null,
-        bucket: bucketOf(over.dueAt, store.bucketWidthMs),
-        shard: shardOf(id, store.shardCount),
         payload: { n: 1 },
         target: "t",
         targetOptions: null,
@@ -82,7 +79,6 @@ export function describeTenantContract(name: string, makeStore: () => Promise<St
         id: dead.id,
         tenant: "intruder",
         dueAt: T0 + 10,
-        bucket: bucketOf(T0 + 10, store.bucketWidthMs),
         now: T0 + 1,
       });
       expect(r).toEqual({ outcome: "not-found" });
@@ -100,7 +96,6 @@ export function describeTenantContract(name: string, makeStore: () => Promise<St
         tenant: "owner",
         expectedVersion: dead.version - 1,
         dueAt: T0 + 10,
-        bucket: bucketOf(T0 + 10, store.bucketWidthMs),
         now: T0 + 1,
       });
       expect(r).toMatchObject({ outcome: "version-conflict", job: { id: dead.id } });
@@ -113,7 +108,6 @@ export function describeTenantContract(name: string, makeStore: () => Promise<St
         id: dead.id,
         tenant: "owner",
         dueAt: T0 + 10,
-        bucket: bucketOf(T0 + 10, store.bucketWidthMs),
         now: T0 + 1,
       });
       expect(r).toMatchObject({ outcome: "rescheduled", job: { id: dead.id, status: "pending" } });
@@ -127,13 +121,11 @@ export function describeTenantContract(name: string, makeStore: () => Promise<St
     it("reschedule and cancel by another tenant change nothing", async () => {
       const [r] = await store.jobsInsert({ jobs: [job({ dueAt: T0 + 5000, key: "k" })], now: T0 });
       const mine = r!.job;
-      const bucket = bucketOf(T0 + 9000, store.bucketWidthMs);
       expect(
         await store.jobReschedule({
           id: mine.id,
           tenant: "intruder",
           dueAt: T0 + 9000,
-          bucket,
           now: T0,
         }),
       ).toEqual({ outcome: "not-found" });

@@ -11,8 +11,6 @@ const ID = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
 const ctx: ScheduleContext = {
   now: NOW,
   newId: createIdGenerator(() => NOW),
-  bucketWidthMs: 3_600_000,
-  shardCount: 16,
   defaultTenant: "default",
   defaultMaxAttempts: 3,
   maxPayloadBytes: 65_536,
@@ -20,18 +18,18 @@ const ctx: ScheduleContext = {
 };
 
 describe("validateScheduleInput", () => {
-  it("fills defaults and computes the bucket and shard once", () => {
+  it("fills defaults and leaves placement to the store", () => {
     const j = validateScheduleInput({ dueAt: NOW + 90 * 60_000, target: "t" }, ctx);
     expect(j).toMatchObject({
       tenant: "default",
       key: null,
       dueAt: NOW + 90 * 60_000,
-      bucket: NOW + 3_600_000,
       payload: null,
       maxAttempts: 3,
       expireAfterMs: null,
     });
-    expect(j.shard).toBe(shardOf(j.id, 16));
+    expect(j).not.toHaveProperty("bucket");
+    expect(j).not.toHaveProperty("shard");
     expect(isJobId(j.id)).toBe(true);
   });
 

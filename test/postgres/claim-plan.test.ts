@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bucketOf } from "../../src/core/buckets.js";
-import { createIdGenerator, shardOf } from "../../src/core/ids.js";
+import { createIdGenerator } from "../../src/core/ids.js";
 import type { NewJob } from "../../src/core/job.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
 import { statements } from "../../src/stores/postgres/statements.js";
@@ -48,14 +47,11 @@ describe("postgres claim plan", () => {
           : i < 202_000
             ? NOW + 800 * DAY + i
             : NOW - DAY + (i - 202_000) * 1000;
-      const id = newId();
       batch.push({
-        id,
+        id: newId(),
         tenant: "default",
         key: null,
         dueAt,
-        bucket: bucketOf(dueAt, store.bucketWidthMs),
-        shard: shardOf(id, store.shardCount),
         payload: { i },
         target: "t",
         targetOptions: null,

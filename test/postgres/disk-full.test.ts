@@ -57,7 +57,7 @@ describe.skipIf(!mountable())("postgres: disk full", () => {
     );
     expect(tables.rows[0]!.n).toBeGreaterThan(0); // the jobs really live on the small disk
 
-    const job = jobMaker(store, T0);
+    const job = jobMaker(T0);
     // Random payloads: compression cannot shrink them below what the disk holds.
     const big = (i: number) =>
       job(T0 + 3_600_000 + i, { payload: { i, blob: randomBytes(96 * 1024).toString("base64") } });

@@ -1,21 +1,17 @@
-import { bucketOf } from "../../src/core/buckets.js";
-import { createIdGenerator, shardOf } from "../../src/core/ids.js";
+import { createIdGenerator } from "../../src/core/ids.js";
 import type { NewJob } from "../../src/core/job.js";
 import type { Store } from "../../src/store/store.js";
 
-/** Builds valid NewJobs for `store` (its bucket width and shard count). */
-export function jobMaker(store: Store, idTime: number) {
+/** Builds valid NewJobs with ids made from `idTime` on (the store places them). */
+export function jobMaker(idTime: number) {
   let t = idTime;
   const newId = createIdGenerator(() => t++);
   return (dueAt: number, over: Partial<NewJob> = {}): NewJob => {
-    const id = over.id ?? newId();
     return {
-      id,
+      id: over.id ?? newId(),
       tenant: "default",
       key: null,
       dueAt,
-      bucket: bucketOf(dueAt, store.bucketWidthMs),
-      shard: shardOf(id, store.shardCount),
       payload: null,
       target: "t",
       targetOptions: null,

@@ -23,7 +23,7 @@ describe("postgres: several nodes on one database", () => {
   });
 
   it("never hands one job to two concurrent claimers", async () => {
-    const job = jobMaker(nodes[0]!, T0);
+    const job = jobMaker(T0);
     await insertAll(
       nodes[0]!,
       Array.from({ length: 6000 }, (_, i) => job(T0 + (i % 1000))),
@@ -69,7 +69,7 @@ describe("postgres: several nodes on one database", () => {
       resolve();
     });
     await a.listening();
-    const job = jobMaker(b, T0);
+    const job = jobMaker(T0);
     // due beyond b's notify horizon (60 s): no notification needed, the idle wake finds it
     await b.jobsInsert({ jobs: [job(T0 + 3_600_000)], now: T0 });
     // due in 5 s: a must hear it
@@ -88,7 +88,7 @@ describe("postgres: several nodes on one database", () => {
     });
     await a.listening();
     const heardNext = () => new Promise<void>((r) => (wake = r));
-    const job = jobMaker(b, T0);
+    const job = jobMaker(T0);
     // due far ahead of b's notify horizon: inserting them wakes nobody
     const later = T0 + 3_600_000;
     await b.jobsInsert({ jobs: [job(later), job(later + 1)], now: T0 });
@@ -123,7 +123,7 @@ describe("postgres: several nodes on one database", () => {
   it("keeps one live job per idempotency key across nodes racing to insert it", async () => {
     const results = await Promise.all(
       nodes.map((store, n) => {
-        const job = jobMaker(store, T0 + n * 1000);
+        const job = jobMaker(T0 + n * 1000);
         return store.jobsInsert({
           jobs: Array.from({ length: 20 }, (_, i) => job(T0 + i, { key: `k${i}` })),
           now: T0,

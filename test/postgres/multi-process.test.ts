@@ -82,7 +82,7 @@ describe("postgres: scheduler processes sharing one database", () => {
     const log = join(dir, "three.log");
     const setup = await PostgresStore.open({ url: pg.url, schema });
     const start = Date.now() + 3000;
-    const job = jobMaker(setup, Date.now());
+    const job = jobMaker(Date.now());
     const jobs = Array.from({ length: JOBS }, (_, i) =>
       job(start + Math.floor((i * WINDOW_MS) / JOBS), { target: "record" }),
     );
@@ -148,7 +148,7 @@ describe("postgres: scheduler processes sharing one database", () => {
     const total = Math.min(JOBS, 10_000);
     const setup = await PostgresStore.open({ url: pg.url, schema });
     const start = Date.now() + 2000;
-    const job = jobMaker(setup, Date.now());
+    const job = jobMaker(Date.now());
     const jobs = Array.from({ length: total }, (_, i) =>
       job(start + Math.floor((i * 8000) / total), { target: "record" }),
     );

@@ -47,7 +47,7 @@ describe("postgres partitions", () => {
   });
 
   it("lands far-future jobs in the default partition and moves them into their partition when it is made", async () => {
-    const job = jobMaker(store, T0);
+    const job = jobMaker(T0);
     const far = [job(T0 + 100 * DAY + 5), job(T0 + 100 * DAY + 6), job(T0 + 101 * DAY)];
     await store.jobsInsert({ jobs: far, now: T0 });
     expect(await defaultRows()).toBe(3);
@@ -70,7 +70,7 @@ describe("postgres partitions", () => {
   });
 
   it("drops empty past partitions, keeps ones with work, and never loses a job requeued into a dropped range", async () => {
-    const job = jobMaker(store, T0);
+    const job = jobMaker(T0);
     const [a, b] = [job(T0 + 10), job(T0 + DAY + 10)];
     await store.jobsInsert({ jobs: [a!, b!], now: T0 });
     const m = new PartitionMaintenance(store.context, { aheadBuckets: 1, dropAfterBuckets: 1 });
@@ -102,7 +102,7 @@ describe("postgres partitions", () => {
   });
 
   it("purges history by dropping whole partitions, and the rest row by row", async () => {
-    const job = jobMaker(store, T0);
+    const job = jobMaker(T0);
     await insertAll(store, [job(T0), job(T0 + 1), job(T0 + 2)], T0);
     const ids: string[] = [];
     for (const [i, day] of [0, 1, 2].entries()) {
@@ -156,7 +156,7 @@ describe("postgres partitions", () => {
         ).rows[0]!.bytes,
       );
     const start = await size();
-    const job = jobMaker(store, T0);
+    const job = jobMaker(T0);
     await insertAll(
       store,
       Array.from({ length: 30_000 }, (_, i) => job(T0 + Math.floor((i / 30_000) * 2 * DAY))),

@@ -1,4 +1,5 @@
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { shardOf } from "../../src/core/ids.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
 import { jobMaker } from "./helpers.js";
 import { assignShards, ShardLeases } from "../../src/stores/postgres/shard-leases.js";
@@ -125,7 +126,7 @@ describe("shard leases", () => {
   });
 
   it("claims only jobs of the shards a node owns", async () => {
-    const job = jobMaker(store, T0);
+    const job = jobMaker(T0);
     const jobs = Array.from({ length: 200 }, () => job(T0, { maxAttempts: 1 }));
     await store.jobsInsert({ jobs, now: T0 });
     const [a, b] = [node("a"), node("b")];
@@ -142,7 +143,9 @@ describe("shard leases", () => {
       shards: a.owned(T0 + HB),
     });
     const mine = new Set(a.owned(T0 + HB));
-    expect(claimA.length).toBe(jobs.filter((j) => mine.has(j.shard)).length);
+    expect(claimA.length).toBe(
+      jobs.filter((j) => mine.has(shardOf(j.id, store.shardCount))).length,
+    );
     expect(claimA.every((j) => mine.has(j.shard))).toBe(true);
     const claimB = await store.jobsClaimDue({
       now: T0 + HB,
@@ -164,14 +167,16 @@ describe("next due time per shard set", () => {
       shardCount: 8,
     });
     try {
-      const job = jobMaker(store, T0);
+      const job = jobMaker(T0);
       const make = (dueAt: number) => job(dueAt, { maxAttempts: 1 });
       // one job per day for 20 days: their shards vary
       const jobs = Array.from({ length: 20 }, (_, i) => make(T0 + i * 86_400_000 + 5));
       await store.jobsInsert({ jobs, now: T0 });
       expect((await store.jobsNextDue({ now: T0 })).earliestDue).toBe(T0 + 5);
       for (let shard = 0; shard < 8; shard++) {
-        const mine = jobs.filter((j) => j.shard === shard).map((j) => j.dueAt);
+        const mine = jobs
+          .filter((j) => shardOf(j.id, store.shardCount) === shard)
+          .map((j) => j.dueAt);
         const got = await store.jobsNextDue({ now: T0, shards: [shard] });
         expect(got.earliestDue).toBe(mine.length > 0 ? Math.min(...mine) : null);
       }

@@ -2,7 +2,6 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
-import { bucketOf } from "../../src/core/buckets.js";
 import { validateScheduleInput } from "../../src/core/schedule-input.js";
 import { openStore } from "../../src/stores/open-store.js";
 import { call } from "../mcp/helpers.js";
@@ -227,15 +226,13 @@ describe.each(["sqlite", "postgres"] as const)("on %s", (kind) => {
           {
             now: T0,
             newId: () => `01LEGACY00000000000000000${i}`,
-            bucketWidthMs: store.bucketWidthMs,
-            shardCount: store.shardCount,
             defaultTenant: "default",
             defaultMaxAttempts: 3,
             maxPayloadBytes: 65_536,
             maxPastMs: null,
           },
         );
-        return { ...job, dueAt, bucket: bucketOf(dueAt, store.bucketWidthMs) };
+        return { ...job, dueAt };
       });
       await store.jobsInsert({ jobs: legacy, now: T0 });
       await store.close();

@@ -8,8 +8,8 @@ const dir = tempDir();
 let n = 0;
 afterAll(() => dir.cleanup());
 
-// A real SQLite file per test.
+// A real SQLite file per test, with several shards as the contract expects.
 describeStoreContract(
   "sqlite",
-  async () => new SqliteStore({ path: join(dir.path, `t${n++}.db`) }),
+  async () => new SqliteStore({ path: join(dir.path, `t${n++}.db`), shardCount: 8 }),
 );

@@ -1,7 +1,6 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { bucketOf } from "../../src/core/buckets.js";
 import { createIdGenerator } from "../../src/core/ids.js";
 import type { NewJob } from "../../src/core/job.js";
 import { MIGRATIONS } from "../../src/stores/sqlite/migrations.js";
@@ -22,14 +21,11 @@ const HOUR = 3_600_000;
 function newJobs(n: number, over: Partial<NewJob> = {}): NewJob[] {
   const newId = createIdGenerator(() => T0);
   return Array.from({ length: n }, (_, i) => {
-    const dueAt = T0 + i * 10;
     return {
       id: newId(),
       tenant: "default",
       key: null,
-      dueAt,
-      bucket: bucketOf(dueAt, HOUR),
-      shard: 0,
+      dueAt: T0 + i * 10,
       payload: { i },
       target: "t",
       targetOptions: null,
@@ -99,7 +95,6 @@ describe("SQLite layout", () => {
           ...newJobs(1)[0]!,
           id: ids(),
           dueAt,
-          bucket: bucketOf(dueAt, HOUR),
           payload: name,
         };
       });
@@ -116,7 +111,6 @@ describe("SQLite layout", () => {
       await store.jobReschedule({
         id: idOf("Y"),
         dueAt: later,
-        bucket: bucketOf(later, HOUR),
         now,
       });
       const claim = () =>
@@ -142,7 +136,7 @@ describe("SQLite layout", () => {
   it("claims a job retried after its bucket was staged around it once, and not before its new time", async () => {
     const store = new SqliteStore({ path: join(dir.path, "stale-entry.db") });
     try {
-      const at = (ms: number) => ({ ...newJobs(1)[0]!, dueAt: T0 + ms, bucket: T0 });
+      const at = (ms: number) => ({ ...newJobs(1)[0]!, dueAt: T0 + ms });
       const ids = createIdGenerator(() => T0 + 1);
       const fill = Array.from({ length: 10 }, (_, i) => ({ ...at(3_000_000 + i), id: ids() }));
       await store.jobsInsert({ jobs: fill, now: T0 });
@@ -169,7 +163,6 @@ describe("SQLite layout", () => {
             firedAt: T0 + 2050,
             outcome: "retry",
             retryAt: T0 + 3000,
-            bucket: T0,
             error: "x",
           },
         ],
@@ -359,7 +352,6 @@ describe("SQLite layout", () => {
       await store.jobRetry({
         id: "01DEADJOB0000000000000000A",
         dueAt: T0 + 5,
-        bucket: T0,
         now: T0 + 100,
       });
       const claimed = await claimDue(store, T0 + 200);

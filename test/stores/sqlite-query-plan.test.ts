@@ -21,8 +21,6 @@ beforeAll(async () => {
     tenant: "default",
     key: i % 10 === 0 ? `k${i}` : null,
     dueAt: now + i * 60_000,
-    bucket: Math.floor((now + i * 60_000) / 3_600_000) * 3_600_000,
-    shard: 0,
     payload: { i },
     target: "t",
     targetOptions: null,
@@ -103,6 +101,12 @@ const cases: [string, string, Record<string, unknown> | unknown[], RegExp][] = [
     /SEARCH jobs USING COVERING INDEX jobs_bucket \(bucket=\? AND seq>\? AND seq<\?\)/,
   ],
   ["earliest due", SQL.hotEarliest, [], /SEARCH hot USING PRIMARY KEY/],
+  [
+    "poll of a shard set: the hot index in order, each entry's job by seq",
+    SQL.hotDuePrefixOfShards,
+    { dueBefore: Date.now(), limit: 500, shards: "[0, 2]" },
+    /SEARCH h USING PRIMARY KEY \(due_at<\?\)/,
+  ],
   ["lease sweep", SQL.leasesExpired, [1, 10], /SEARCH c USING INDEX claims_lease/],
   [
     "idempotency key lookup",
@@ -150,6 +154,15 @@ describe("SQLite query plans", () => {
     // The one scan allowed: rowid order, LIMIT n, so it reads n rows whatever the history.
     const details = plan(SQL.historyOldest, [10]);
     expect(details.join("\n")).toMatch(/^SCAN f\b/m);
+    expect(details.join("\n")).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it("the earliest due of a shard set walks hot in key order and stops at the first of them", () => {
+    // A scan in primary-key order with LIMIT 1 (no sort): it reads the entries of other
+    // shards ahead of the first one of the set, each job found by its seq.
+    const details = plan(SQL.hotEarliestOfShards, { shards: "[1]" });
+    expect(details.join("\n")).toMatch(/^SCAN h\b/m);
+    expect(details.join("\n")).toMatch(/SEARCH j USING INTEGER PRIMARY KEY \(rowid=\?\)/);
     expect(details.join("\n")).not.toMatch(/TEMP B-TREE/);
   });
 

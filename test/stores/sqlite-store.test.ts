@@ -47,8 +47,6 @@ describe("SQLite store specifics", () => {
         tenant: "default",
         key: null,
         dueAt: Date.UTC(2026, 0, 2) + i,
-        bucket: Date.UTC(2026, 0, 2),
-        shard: 0,
         payload: "x".repeat(2000),
         target: "t",
         targetOptions: null,

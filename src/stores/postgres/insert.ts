@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { newPendingJob, type Job, type NewJob } from "../../core/job.js";
 import type { InsertResult } from "../../store/store.js";
-import { insertArrays, rowToJob, type JobRow } from "./rows.js";
+import { insertArrays, rowToJob, type JobRow, type Placements } from "./rows.js";
 import type { Statements } from "./statements.js";
 
 /** Thrown inside the transaction when a key's live job finished under us: the caller retries. */
@@ -21,42 +21,43 @@ export async function insertKeyed(
   client: pg.ClientBase,
   sql: Statements,
   jobs: readonly NewJob[],
+  place: Placements,
   now: number,
 ): Promise<InsertResult[]> {
   const firstOfKey = new Map<string, number>();
-  const keyed: NewJob[] = [];
+  const keyed: number[] = [];
   jobs.forEach((j, i) => {
     if (j.key === null) return;
     const k = keyOf(j.tenant, j.key);
     if (firstOfKey.has(k)) return;
     firstOfKey.set(k, i);
-    keyed.push(j);
+    keyed.push(i);
   });
   const took = await client.query<{ id: string }>(sql.keysClaim, [
-    keyed.map((j) => j.tenant),
-    keyed.map((j) => j.key),
-    keyed.map((j) => j.shard),
-    keyed.map((j) => j.id),
+    keyed.map((i) => jobs[i]!.tenant),
+    keyed.map((i) => jobs[i]!.key),
+    keyed.map((i) => place.shard[i]!),
+    keyed.map((i) => jobs[i]!.id),
   ]);
   const tookIds = new Set(took.rows.map((r) => r.id));
   const existing = await existingByKey(
     client,
     sql,
-    keyed.filter((j) => !tookIds.has(j.id)),
+    keyed.flatMap((i) => (tookIds.has(jobs[i]!.id) ? [] : [jobs[i]!])),
   );
-  const fresh = jobs.filter((j, i) => {
-    if (j.key === null) return true;
-    return firstOfKey.get(keyOf(j.tenant, j.key)) === i && tookIds.has(j.id);
+  const fresh: number[] = [];
+  jobs.forEach((j, i) => {
+    if (j.key === null || (firstOfKey.get(keyOf(j.tenant, j.key)) === i && tookIds.has(j.id))) {
+      fresh.push(i);
+    }
   });
-  if (fresh.length > 0) await client.query(sql.liveInsert, insertArrays(fresh, now));
+  if (fresh.length > 0) await client.query(sql.liveInsert, insertArrays(jobs, place, now, fresh));
+  const stored = (i: number) => newPendingJob(jobs[i]!, place.bucket[i]!, place.shard[i]!, now);
   return jobs.map((j, i) => {
-    if (j.key === null) return { job: newPendingJob(j, now), created: true };
+    if (j.key === null) return { job: stored(i), created: true };
     const k = keyOf(j.tenant, j.key);
     const first = firstOfKey.get(k)!;
-    const firstJob = jobs[first]!;
-    if (tookIds.has(firstJob.id)) {
-      return { job: newPendingJob(firstJob, now), created: first === i };
-    }
+    if (tookIds.has(jobs[first]!.id)) return { job: stored(first), created: first === i };
     return { job: existing.get(k)!, created: false };
   });
 }

@@ -22,7 +22,7 @@ import type {
   EarlierDueLoop,
   Store,
 } from "../../store/store.js";
-import { settlementRequeue } from "../../store/store.js";
+import { settlementRetryAt } from "../../store/store.js";
 import { Claims } from "./claim.js";
 import { connectorFor, createPool, inTransaction, withRetry } from "./connection.js";
 import { DueNotifier } from "./due-notifier.js";
@@ -39,7 +39,7 @@ import {
 import type { PostgresContext } from "./context.js";
 import { Partitions } from "./partitions.js";
 import { startPostgresNode } from "./node.js";
-import { insertArrays, rowToJob, type JobRow } from "./rows.js";
+import { insertArrays, placeJobs, rowToJob, type JobRow } from "./rows.js";
 import { statements, type Statements } from "./statements.js";
 
 /**
@@ -53,6 +53,13 @@ import { statements, type Statements } from "./statements.js";
  */
 export class PostgresStore implements Store {
   readonly kind = "postgres";
+  /** Shard leases and partitions, the database's clock, LISTEN/NOTIFY; no storage probe. */
+  readonly capabilities = Object.freeze({
+    nodeStart: true,
+    clockRead: true,
+    storageProbe: false,
+    onEarlierDue: true,
+  });
   readonly bucketWidthMs: number;
   readonly historyWidthMs: number;
   readonly shardCount: number;
@@ -170,24 +177,26 @@ export class PostgresStore implements Store {
     if (jobs.length === 0) return [];
     const ids = new Set<string>();
     jobs.forEach((j, i) => {
-      this.checkPlacement(j, `jobs[${i}]`);
       // The primary key holds the due time (partition key), so it cannot catch one id
       // given twice at two due times: ids are unique by construction (ULIDs), checked here.
       if (ids.has(j.id))
         throw new InvalidJobError(`jobs[${i}].id`, "an id not repeated in the batch", j.id);
       ids.add(j.id);
     });
-    await this.ensureLive(
-      jobs.map((j) => j.bucket),
-      now,
-    );
+    const place = placeJobs(jobs, this.bucketWidthMs, this.shardCount);
+    await this.ensureLive(place.bucket, now);
     const results = jobs.some((j) => j.key !== null)
       ? await diskFullAs("inserting jobs", () =>
-          withRetry(() => inTransaction(this.pool, (c) => insertKeyed(c, this.sql, jobs, now))),
+          withRetry(() =>
+            inTransaction(this.pool, (c) => insertKeyed(c, this.sql, jobs, place, now)),
+          ),
         )
       : await this.run("inserting jobs", async () => {
-          await this.pool.query(this.sql.liveInsert, insertArrays(jobs, now));
-          return jobs.map((j) => ({ job: newPendingJob(j, now), created: true }));
+          await this.pool.query(this.sql.liveInsert, insertArrays(jobs, place, now));
+          return jobs.map((j, i) => ({
+            job: newPendingJob(j, place.bucket[i]!, place.shard[i]!, now),
+            created: true,
+          }));
         });
     let earliest = Infinity;
     for (const r of results) if (r.created && r.job.dueAt < earliest) earliest = r.job.dueAt;
@@ -235,8 +244,14 @@ export class PostgresStore implements Store {
   }): Promise<boolean[]> {
     const list = params.settlements;
     if (list.length === 0) return [];
-    const retryBuckets = list.flatMap((st) => settlementRequeue(st)?.bucket ?? []);
-    await this.ensureLive(retryBuckets, params.now);
+    const retryAt = list.map(settlementRetryAt);
+    const retryBucket = retryAt.map((at) =>
+      at === null ? null : bucketOf(at, this.bucketWidthMs),
+    );
+    await this.ensureLive(
+      retryBucket.filter((b) => b !== null),
+      params.now,
+    );
     await this.ensureHistory(params.now);
     const arrays = [
       list.map((st) => st.id),
@@ -246,8 +261,8 @@ export class PostgresStore implements Store {
       list.map((st) => (st.outcome === "succeeded" ? JSON.stringify(st.result) : null)),
       list.map((st) => ("error" in st ? (st.error ?? null) : null)),
       list.map((st) => st.firedAt),
-      list.map((st) => settlementRequeue(st)?.retryAt ?? null),
-      list.map((st) => settlementRequeue(st)?.bucket ?? null),
+      retryAt,
+      retryBucket,
       params.now,
     ];
     const { rows } = await this.run("settling jobs", () =>
@@ -255,9 +270,9 @@ export class PostgresStore implements Store {
     );
     const applied = new Set(rows.map((r) => `${r.id}:${r.fence}`));
     const earliestRetry = Math.min(
-      ...list.flatMap((st) => {
-        const moved = settlementRequeue(st);
-        return moved && applied.has(`${st.id}:${st.fence}`) ? [moved.retryAt] : [];
+      ...list.flatMap((st, i) => {
+        const at = retryAt[i] ?? null;
+        return at !== null && applied.has(`${st.id}:${st.fence}`) ? [at] : [];
       }),
     );
     if (Number.isFinite(earliestRetry)) await this.notifyEarlier(earliestRetry, params.now);
@@ -297,14 +312,8 @@ export class PostgresStore implements Store {
 
   /** Reschedule (pending -> pending) and retry (dead -> pending) share their checks. */
   private async moveJob(p: RescheduleParams, from: "pending" | "dead"): Promise<RescheduleResult> {
-    if (p.bucket !== bucketOf(p.dueAt, this.bucketWidthMs)) {
-      throw new InvalidJobError(
-        "bucket",
-        `${bucketOf(p.dueAt, this.bucketWidthMs)} (the bucket of dueAt)`,
-        p.bucket,
-      );
-    }
-    await this.ensureLive([p.bucket], p.now);
+    const bucket = bucketOf(p.dueAt, this.bucketWidthMs);
+    await this.ensureLive([bucket], p.now);
     const shard = shardOf(p.id, this.shardCount);
     const args: Parameters<typeof moveOnce>[3] = [
       shard,
@@ -312,7 +321,7 @@ export class PostgresStore implements Store {
       p.tenant ?? null,
       p.expectedVersion ?? null,
       p.dueAt,
-      p.bucket,
+      bucket,
       p.now,
     ];
     for (let attempt = 0; ; attempt++) {
@@ -498,22 +507,6 @@ export class PostgresStore implements Store {
     await this.run("notifying other nodes", () =>
       this.pool.query(this.sql.notify, [this.sql.notifyChannel, String(dueAt)]),
     );
-  }
-
-  /** A job's bucket and shard must be the ones this store computes (partitions and lookups rely on them). */
-  private checkPlacement(j: NewJob, field: string): void {
-    const bucket = bucketOf(j.dueAt, this.bucketWidthMs);
-    if (j.bucket !== bucket) {
-      throw new InvalidJobError(`${field}.bucket`, `${bucket} (the bucket of dueAt)`, j.bucket);
-    }
-    const shard = shardOf(j.id, this.shardCount);
-    if (j.shard !== shard) {
-      throw new InvalidJobError(
-        `${field}.shard`,
-        `${shard} (shardOf(id, ${this.shardCount}))`,
-        j.shard,
-      );
-    }
   }
 
   /** Runs one operation, its error wrapped with `what` it was doing (see diskFullAs). */

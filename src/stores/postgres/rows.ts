@@ -1,3 +1,5 @@
+import { bucketOf } from "../../core/buckets.js";
+import { shardOf } from "../../core/ids.js";
 import type { Job, JobStatus, JsonValue, NewJob } from "../../core/job.js";
 
 /** A job row as node-postgres returns it (bigint parsed to number by the pool's types). */
@@ -56,9 +58,42 @@ export function rowToJob(r: JobRow): Job {
   };
 }
 
-/** Column arrays for the unnest insert, in the order of statements.liveInsert. */
-export function insertArrays(jobs: readonly NewJob[], now: number): unknown[] {
+/**
+ * Where each job of a batch lives, by index: its bucket (partition) and shard, computed by
+ * the store from its own width and shard count, never taken from the caller.
+ */
+export interface Placements {
+  readonly bucket: readonly number[];
+  readonly shard: readonly number[];
+}
+
+export function placeJobs(
+  jobs: readonly NewJob[],
+  bucketWidthMs: number,
+  shardCount: number,
+): Placements {
   const n = jobs.length;
+  const bucket = new Array<number>(n);
+  const shard = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    const j = jobs[i]!;
+    bucket[i] = bucketOf(j.dueAt, bucketWidthMs);
+    shard[i] = shardOf(j.id, shardCount);
+  }
+  return { bucket, shard };
+}
+
+/**
+ * Column arrays for the unnest insert of the jobs at `indexes` (all when omitted), in the
+ * order of statements.liveInsert.
+ */
+export function insertArrays(
+  jobs: readonly NewJob[],
+  place: Placements,
+  now: number,
+  indexes?: readonly number[],
+): unknown[] {
+  const n = indexes === undefined ? jobs.length : indexes.length;
   const shard = new Array<number>(n);
   const id = new Array<string>(n);
   const tenant = new Array<string>(n);
@@ -71,13 +106,14 @@ export function insertArrays(jobs: readonly NewJob[], now: number): unknown[] {
   const maxAttempts = new Array<number>(n);
   const expireAfter = new Array<number | null>(n);
   for (let i = 0; i < n; i++) {
-    const j = jobs[i]!;
-    shard[i] = j.shard;
+    const at = indexes === undefined ? i : indexes[i]!;
+    const j = jobs[at]!;
+    shard[i] = place.shard[at]!;
     id[i] = j.id;
     tenant[i] = j.tenant;
     key[i] = j.key;
     due[i] = j.dueAt;
-    bucket[i] = j.bucket;
+    bucket[i] = place.bucket[at]!;
     payload[i] = j.payloadJson ?? JSON.stringify(j.payload);
     target[i] = j.target;
     targetOptions[i] = j.targetOptions === null ? null : JSON.stringify(j.targetOptions);

@@ -52,7 +52,8 @@ export function moveJob(
     return { outcome: "version-conflict", job };
   }
   const seq = current.seq;
-  const target = { seq, dueAt: params.dueAt, bucket: params.bucket, now: params.now };
+  const bucket = ctx.bucketOf(params.dueAt);
+  const target = { seq, dueAt: params.dueAt, bucket, now: params.now };
   if (from === "pending") {
     ctx.s.jobReschedule.run(target);
     ctx.s.hotDelete.run({ seq, dueAt: job.dueAt });
@@ -78,9 +79,9 @@ export function moveJob(
     });
     if (job.key !== null) ctx.s.liveKeySet.run(job.tenant, job.key, seq);
   }
-  ctx.placeInHot({ seq, bucket: params.bucket, due_at: params.dueAt, tenant: job.tenant });
+  ctx.placeInHot({ seq, bucket, due_at: params.dueAt, tenant: job.tenant });
   const deltas = new CounterDeltas();
-  deltas.move(job.tenant, from, "pending", job.bucket, params.bucket);
+  deltas.move(job.tenant, from, "pending", job.bucket, bucket);
   ctx.flush(deltas);
   return { outcome: "rescheduled", job: reread(ctx, job.id) };
 }

@@ -18,12 +18,26 @@ type Entry = [number, number];
  * `cursor` carries the rotation across claims (the last tenant served).
  */
 export function claimDue(ctx: SqliteContext, params: ClaimParams, cursor: TenantCursor): Job[] {
+  if (params.shards !== undefined && params.shards.length === 0) return [];
+  const shards = ctx.shardsFilter(params.shards);
   const rows = claimNeedsShare(params)
-    ? takeShared(ctx, params, cursor)
-    : takeDue(ctx, params.limit, (want) => ({
-        read: () => ctx.s.hotDuePrefix.all(params.dueBefore, want) as Entry[],
-        drop: (last) => ctx.s.hotDeletePrefix.run(last[0], last[1]),
-      }));
+    ? takeShared(ctx, params, cursor, shards)
+    : takeDue(ctx, params.limit, (want) =>
+        shards === null
+          ? {
+              read: () => ctx.s.hotDuePrefix.all(params.dueBefore, want) as Entry[],
+              drop: (entries) => dropPrefix(ctx, entries),
+            }
+          : {
+              read: () =>
+                ctx.s.hotDuePrefixOfShards.all({
+                  dueBefore: params.dueBefore,
+                  limit: want,
+                  shards,
+                }) as Entry[],
+              drop: (entries) => dropEach(ctx, entries),
+            },
+      );
   if (rows.length === 0) return [];
   const lease = { owner: params.owner, leaseUntil: params.now + params.leaseMs, now: params.now };
   ctx.s.claimInsert.run({ seqs: JSON.stringify(rows.map(rowSeq)), ...lease });
@@ -42,22 +56,34 @@ export interface TenantCursor {
   after: string;
 }
 
-function takeShared(ctx: SqliteContext, params: ClaimParams, cursor: TenantCursor): JobTuple[] {
+function takeShared(
+  ctx: SqliteContext,
+  params: ClaimParams,
+  cursor: TenantCursor,
+  shards: string | null,
+): JobTuple[] {
   const tenants = dueTenants(ctx, params, cursor);
   const share = new BatchShare(tenants, params.limit, params.tenantShare!);
   const rows: JobTuple[] = [];
   for (let asks = share.next(); asks.length > 0; asks = share.next()) {
     const counts = new Map<string, number>();
     for (const { tenant, n } of asks) {
-      const got = takeDue(ctx, n, (want) => ({
-        read: () =>
-          ctx.s.hotTenantDuePrefix.all({
-            tenant,
-            dueBefore: params.dueBefore,
-            limit: want,
-          }) as Entry[],
-        drop: (last) => ctx.s.hotTenantDeletePrefix.run({ tenant, dueAt: last[0], seq: last[1] }),
-      }));
+      const at = { tenant, dueBefore: params.dueBefore };
+      const got = takeDue(ctx, n, (want) =>
+        shards === null
+          ? {
+              read: () => ctx.s.hotTenantDuePrefix.all({ ...at, limit: want }) as Entry[],
+              drop: (entries) => {
+                const last = entries[entries.length - 1]!;
+                ctx.s.hotTenantDeletePrefix.run({ tenant, dueAt: last[0], seq: last[1] });
+              },
+            }
+          : {
+              read: () =>
+                ctx.s.hotTenantDuePrefixOfShards.all({ ...at, limit: want, shards }) as Entry[],
+              drop: (entries) => dropEach(ctx, entries),
+            },
+      );
       counts.set(tenant, got.length);
       rows.push(...got);
     }
@@ -80,16 +106,30 @@ function dueTenants(ctx: SqliteContext, params: ClaimParams, cursor: TenantCurso
   );
 }
 
+/** Deletes a whole prefix of the hot primary key, up to the last entry read. */
+function dropPrefix(ctx: SqliteContext, entries: readonly Entry[]): void {
+  const last = entries[entries.length - 1]!;
+  ctx.s.hotDeletePrefix.run(last[0], last[1]);
+}
+
+/**
+ * Deletes exactly the entries read, one by one: of a shard set's read, which stepped over
+ * other shards' entries (they stay for their owners).
+ */
+function dropEach(ctx: SqliteContext, entries: readonly Entry[]): void {
+  for (const [dueAt, seq] of entries) ctx.s.hotDelete.run({ dueAt, seq });
+}
+
 /**
  * Takes up to `limit` still-pending jobs from a prefix of the hot index: reads entries, deletes
- * exactly that range, keeps the jobs still pending and due when their entry says. Entries of
+ * exactly those, keeps the jobs still pending and due when their entry says. Entries of
  * jobs cancelled, moved or retried since they were staged are dropped; it reads on until the
  * batch is full, nothing due is left, or a bounded number of entries has been read.
  */
 function takeDue(
   ctx: SqliteContext,
   limit: number,
-  prefix: (want: number) => { read: () => Entry[]; drop: (last: Entry) => void },
+  prefix: (want: number) => { read: () => Entry[]; drop: (entries: Entry[]) => void },
 ): JobTuple[] {
   const rows: JobTuple[] = [];
   const taken = new Set<number>();
@@ -99,9 +139,8 @@ function takeDue(
     const want = limit - rows.length;
     const p = prefix(want);
     const entries = p.read();
-    const last = entries[entries.length - 1];
-    if (!last) break;
-    p.drop(last);
+    if (entries.length === 0) break;
+    p.drop(entries);
     read += entries.length;
     const found = ctx.s.claimRead.all({ entries: JSON.stringify(entries) }) as JobTuple[];
     for (const r of found) {

@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { bucketOf } from "../../core/buckets.js";
 import { StorageFullError } from "../../core/errors.js";
 import type { CounterDeltas } from "./rows.js";
 import { decodeRow, type JobTuple, type StoredJob } from "./rows.js";
@@ -8,16 +9,33 @@ import type { SQL } from "./statements.js";
 export type Statements = Record<keyof typeof SQL, Database.Statement>;
 
 /**
- * What every SQLite operation needs: the connection, its statements, the bucket width, and
- * the bookkeeping shared by writes (hot index placement, counter deltas).
+ * What every SQLite operation needs: the connection, its statements, where jobs live (the
+ * file's bucket width and shard count), and the bookkeeping shared by writes (hot index
+ * placement, counter deltas).
  */
 export class SqliteContext {
   constructor(
     readonly db: Database.Database,
     readonly s: Statements,
     readonly bucketWidthMs: number,
+    readonly shardCount: number,
   ) {
     this.tx = db.transaction((fn: () => unknown) => fn());
+  }
+
+  /** The bucket a job due at `dueAt` lives in: computed here, never taken from a caller. */
+  bucketOf(dueAt: number): number {
+    return bucketOf(dueAt, this.bucketWidthMs);
+  }
+
+  /**
+   * A `shards` parameter as the JSON array the shard-filtered statements take; null when no
+   * filter is needed (none given, or every shard of the file).
+   */
+  shardsFilter(shards: readonly number[] | undefined): string | null {
+    if (shards === undefined) return null;
+    const valid = shards.filter((s) => Number.isInteger(s) && s >= 0 && s < this.shardCount);
+    return new Set(valid).size === this.shardCount ? null : JSON.stringify(shards);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { shardOf } from "../../core/ids.js";
 import { newPendingJob, type Job, type NewJob } from "../../core/job.js";
 import type { InsertResult } from "../../store/store.js";
 import type { SqliteContext } from "./context.js";
@@ -6,8 +7,8 @@ import { CounterDeltas, rowToJob, type JobTuple } from "./rows.js";
 /**
  * Stores jobs; call inside a write transaction. A key held by a live job, or by an earlier
  * job of the same call, returns that job instead; a key whose holder has finished passes to
- * the new job. Jobs whose bucket is staged (or being
- * staged) go straight into the hot index too.
+ * the new job. Each job is placed here, in the bucket of its due time and the shard of its
+ * id; jobs whose bucket is staged (or being staged) go straight into the hot index too.
  */
 export function insertJobs(
   ctx: SqliteContext,
@@ -34,13 +35,15 @@ export function insertJobs(
         continue;
       }
     }
+    const bucket = ctx.bucketOf(j.dueAt);
+    const shard = shardOf(j.id, ctx.shardCount);
     const info = ctx.s.jobInsert.run(
       j.id,
       j.tenant,
       j.key,
       j.dueAt,
-      j.bucket,
-      j.shard,
+      bucket,
+      shard,
       j.payloadJson ?? JSON.stringify(j.payload),
       j.target,
       j.targetOptions === null ? null : JSON.stringify(j.targetOptions),
@@ -51,15 +54,15 @@ export function insertJobs(
     );
     const seq = Number(info.lastInsertRowid);
     if (j.key !== null) ctx.s.liveKeySet.run(j.tenant, j.key, seq);
-    let isStaged = staged.get(j.bucket);
+    let isStaged = staged.get(bucket);
     if (isStaged === undefined) {
-      isStaged = ctx.isStaged(j.bucket);
-      staged.set(j.bucket, isStaged);
+      isStaged = ctx.isStaged(bucket);
+      staged.set(bucket, isStaged);
     }
     if (isStaged) ctx.s.hotInsert.run(j.dueAt, seq, j.tenant);
-    deltas.pending(j.bucket, j.tenant, 1);
+    deltas.pending(bucket, j.tenant, 1);
     deltas.status(j.tenant, "pending", 1);
-    const job = newPendingJob(j, now);
+    const job = newPendingJob(j, bucket, shard, now);
     if (j.key !== null) byKey.set(`${j.tenant}\u0000${j.key}`, job);
     results.push({ job, created: true });
   }

@@ -37,9 +37,7 @@ export function settleJobs(
       // Nothing was attempted (never started, or infrastructure down): the attempt is given
       // back; an infrastructure release also moves the due time and records why.
       requeue(ctx, c, deltas, {
-        ...(st.retryAt === undefined || st.bucket === undefined
-          ? {}
-          : { dueAt: st.retryAt, bucket: st.bucket }),
+        ...(st.retryAt === undefined ? {} : { dueAt: st.retryAt }),
         attempts: c.attempts - 1,
         error: st.error ?? c.last_error,
         now,
@@ -47,7 +45,6 @@ export function settleJobs(
     } else if (st.outcome === "retry") {
       requeue(ctx, c, deltas, {
         dueAt: st.retryAt,
-        bucket: st.bucket,
         attempts: c.attempts,
         error: st.error,
         firedAt: st.firedAt,
@@ -132,7 +129,6 @@ function requeue(
   deltas: CounterDeltas,
   next: {
     dueAt?: number;
-    bucket?: number;
     attempts: number;
     error: string | null;
     firedAt?: number;
@@ -140,7 +136,7 @@ function requeue(
   },
 ): void {
   const dueAt = next.dueAt ?? c.due_at;
-  const bucket = next.bucket ?? c.bucket;
+  const bucket = next.dueAt === undefined ? c.bucket : ctx.bucketOf(next.dueAt);
   ctx.s.claimDelete.run(c.id);
   ctx.s.jobRequeue.run({
     seq: c.seq,

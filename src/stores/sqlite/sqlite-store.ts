@@ -66,6 +66,13 @@ export interface SqliteStoreOptions {
  */
 export class SqliteStore implements Store {
   readonly kind = "sqlite";
+  /** No node services, clock or notifications; a free-space probe of the file's filesystem. */
+  readonly capabilities = Object.freeze({
+    nodeStart: false,
+    clockRead: false,
+    storageProbe: true,
+    onEarlierDue: false,
+  });
   readonly bucketWidthMs: number;
   readonly shardCount: number;
   readonly location: string;
@@ -120,7 +127,7 @@ export class SqliteStore implements Store {
     }
     for (const name of RAW_JOB_STATEMENTS) prepared[name].raw(true);
     this.s = prepared;
-    this.ctx = new SqliteContext(this.db, prepared, this.bucketWidthMs);
+    this.ctx = new SqliteContext(this.db, prepared, this.bucketWidthMs, this.shardCount);
   }
 
   /** The underlying connection, for store-specific tests and benchmarks only. */
@@ -221,10 +228,18 @@ export class SqliteStore implements Store {
     return this.ctx.write("releasing stale claims", () => releaseStale(this.ctx, params));
   }
 
-  async jobsNextDue(_params: { now: number }): Promise<NextDue> {
-    const hot = this.s.hotEarliest.get() as { due_at: number | null };
+  /**
+   * Staging is not sharded (a bucket is staged for every shard at once), so the next bucket
+   * to stage is the same whatever `shards` says; the earliest due time is of those shards.
+   */
+  async jobsNextDue(params: { now: number; shards?: readonly number[] }): Promise<NextDue> {
+    const inShards = this.ctx.shardsFilter(params.shards);
+    const hot =
+      inShards === null
+        ? (this.s.hotEarliest.get() as { due_at: number | null })
+        : (this.s.hotEarliestOfShards.get({ shards: inShards }) as { due_at: number } | undefined);
     const unstaged = this.s.nextUnstagedBucket.get() as { bucket: number | null };
-    return { earliestDue: hot.due_at, nextUnstagedBucket: unstaged.bucket };
+    return { earliestDue: hot?.due_at ?? null, nextUnstagedBucket: unstaged.bucket };
   }
 
   async bucketsCounts(params: {

@@ -124,6 +124,28 @@ export const SQL = {
     WHERE tenant = @tenant AND (due_at, seq) <= (@dueAt, @seq)`,
   /** First entry of the hot primary key. */
   hotEarliest: `SELECT min(due_at) AS due_at FROM hot`,
+  /**
+   * The due prefix of the hot index restricted to the shards in @shards (a JSON array): the
+   * hot primary key in order (the LEFT JOIN keeps hot as the outer loop, so the ORDER BY
+   * costs nothing and the read stops at @limit), each entry's job found by its seq. Entries
+   * of other shards are stepped over, so the cost is the due entries read, those of other
+   * shards included. An entry whose job row is gone (purged) counts as ours, so it is
+   * dropped by whichever shard set claims next.
+   */
+  hotDuePrefixOfShards: `SELECT h.due_at, h.seq FROM hot h LEFT JOIN jobs j ON j.seq = h.seq
+    WHERE h.due_at <= @dueBefore
+      AND (j.seq IS NULL OR j.shard IN (SELECT value FROM json_each(@shards)))
+    ORDER BY h.due_at, h.seq LIMIT @limit`,
+  /** One tenant's due prefix of the shards in @shards: hot_tenant in order, as above. */
+  hotTenantDuePrefixOfShards: `SELECT h.due_at, h.seq FROM hot h INDEXED BY hot_tenant
+      LEFT JOIN jobs j ON j.seq = h.seq
+    WHERE h.tenant = @tenant AND h.due_at <= @dueBefore
+      AND (j.seq IS NULL OR j.shard IN (SELECT value FROM json_each(@shards)))
+    ORDER BY h.due_at, h.seq LIMIT @limit`,
+  /** The first hot entry of a job of the shards in @shards (the same walk as above). */
+  hotEarliestOfShards: `SELECT h.due_at AS due_at FROM hot h CROSS JOIN jobs j ON j.seq = h.seq
+    WHERE j.shard IN (SELECT value FROM json_each(@shards))
+    ORDER BY h.due_at LIMIT 1`,
 
   /**
    * The claim, read side: the jobs the hot entries name ([due_at, seq] pairs), each still
@@ -297,6 +319,8 @@ export const SQL = {
 export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
   "hotDuePrefix",
   "hotTenantDuePrefix",
+  "hotDuePrefixOfShards",
+  "hotTenantDuePrefixOfShards",
   "jobByLiveKey",
   "jobById",
   "claimRead",

@@ -1,0 +1,175 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { bucketOf } from "../../src/core/buckets.js";
+import { createIdGenerator, shardOf } from "../../src/core/ids.js";
+import type { Job, NewJob } from "../../src/core/job.js";
+import type { Store } from "../../src/store/store.js";
+
+const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
+const HOUR = 3_600_000;
+
+/**
+ * Where jobs live, part of the store contract (run by describeStoreContract): the store
+ * places every job itself (the bucket of its due time, the shard of its id, from its own
+ * width and shard count), on every write that moves it, and a claim or a next-due reading
+ * given `shards` sees only jobs of those shards. Stores must be created with several shards.
+ */
+export function describePlacementContract(name: string, makeStore: () => Promise<Store>): void {
+  describe(`store contract (placement and shards): ${name}`, () => {
+    let store: Store;
+    let newId: () => string;
+
+    beforeEach(async () => {
+      store = await makeStore();
+      let clockForIds = T0;
+      newId = createIdGenerator(() => clockForIds++);
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    function job(dueAt: number, over: Partial<NewJob> = {}): NewJob {
+      return {
+        id: newId(),
+        tenant: "default",
+        key: null,
+        dueAt,
+        payload: null,
+        target: "t",
+        targetOptions: null,
+        maxAttempts: 3,
+        expireAfterMs: null,
+        ...over,
+      };
+    }
+
+    function expectPlaced(j: Job | null | undefined, dueAt: number): void {
+      expect(j).toMatchObject({
+        dueAt,
+        bucket: bucketOf(dueAt, store.bucketWidthMs),
+        shard: shardOf(j!.id, store.shardCount),
+      });
+    }
+
+    async function claimAll(now: number, shards?: readonly number[]): Promise<Job[]> {
+      await store.bucketsStage({ until: now + HOUR, maxRows: 1_000_000 });
+      return store.jobsClaimDue({
+        now,
+        dueBefore: now,
+        limit: 1000,
+        leaseMs: 30_000,
+        owner: "node-a",
+        ...(shards === undefined ? {} : { shards }),
+      });
+    }
+
+    /** Jobs due at T0 + i ms, over every shard of the store (ids are random: 200 cover 16 shards). */
+    async function insertSpread(n: number): Promise<Job[]> {
+      const r = await store.jobsInsert({
+        jobs: Array.from({ length: n }, (_, i) => job(T0 + i, { maxAttempts: 1 })),
+        now: T0,
+      });
+      const jobs = r.map((x) => x.job);
+      expect(new Set(jobs.map((j) => j.shard)).size).toBe(store.shardCount);
+      return jobs;
+    }
+
+    it("places each job in the bucket of its due time and the shard of its id, on every move", async () => {
+      expect(store.shardCount).toBeGreaterThan(1);
+      const dueAt = (i: number) => T0 + i * 7 * 60_000; // 40 jobs over about five hours
+      const r = await store.jobsInsert({
+        jobs: Array.from({ length: 40 }, (_, i) => job(dueAt(i))),
+        now: T0,
+      });
+      for (const [i, x] of r.entries()) {
+        expectPlaced(x.job, dueAt(i));
+        expectPlaced(await store.jobGet({ id: x.job.id }), dueAt(i));
+      }
+      const [first, second] = await claimAll(T0 + 7 * 60_000);
+      const retryAt = T0 + 3 * HOUR + 17;
+      const releaseAt = T0 + 6 * HOUR + 5;
+      await store.jobsSettle({
+        now: T0 + 1,
+        settlements: [
+          {
+            id: first!.id,
+            fence: first!.fence,
+            firedAt: T0,
+            outcome: "retry",
+            error: "x",
+            retryAt,
+          },
+          {
+            id: second!.id,
+            fence: second!.fence,
+            firedAt: T0,
+            outcome: "release",
+            error: "y",
+            retryAt: releaseAt,
+          },
+        ],
+      });
+      expectPlaced(await store.jobGet({ id: first!.id }), retryAt);
+      expectPlaced(await store.jobGet({ id: second!.id }), releaseAt);
+      const moved = T0 + 9 * HOUR + 1;
+      const rescheduled = await store.jobReschedule({ id: r[5]!.job.id, dueAt: moved, now: T0 });
+      expect(rescheduled.outcome).toBe("rescheduled");
+      expectPlaced(rescheduled.outcome === "rescheduled" ? rescheduled.job : null, moved);
+      const counts = await store.bucketsCounts({ from: 0, to: T0 + 24 * HOUR });
+      const pending = (b: number) => counts.find((c) => c.bucket === b)?.pending ?? 0;
+      expect(pending(T0 + 3 * HOUR)).toBeGreaterThanOrEqual(1);
+      expect(pending(T0 + 6 * HOUR)).toBe(1);
+      expect(pending(T0 + 9 * HOUR)).toBe(1);
+      expect(counts.reduce((n, c) => n + c.pending, 0)).toBe(40);
+    });
+
+    it("claims only jobs of the given shards, oldest first, and leaves the others pending", async () => {
+      const jobs = await insertSpread(200);
+      const mine = [0, store.shardCount - 1];
+      const ofMine = jobs.filter((j) => mine.includes(j.shard));
+      const claimed = await claimAll(T0 + 1000, mine);
+      expect(claimed.map((j) => j.id)).toEqual(ofMine.map((j) => j.id));
+      expect(claimed.every((j) => mine.includes(j.shard))).toBe(true);
+      // the other shards' jobs are still there for their owners, all of them
+      const rest = await claimAll(T0 + 1000);
+      expect(rest.length).toBe(200 - ofMine.length);
+      expect(rest.some((j) => mine.includes(j.shard))).toBe(false);
+      expect(await claimAll(T0 + 1000, [])).toEqual([]);
+    });
+
+    it("claims a shard set in bounded batches while other shards' due jobs wait ahead", async () => {
+      const jobs = await insertSpread(200);
+      const mine = [1];
+      const ofMine = jobs.filter((j) => j.shard === 1).map((j) => j.id);
+      await store.bucketsStage({ until: T0 + HOUR, maxRows: 1_000_000 });
+      const got: string[] = [];
+      for (let round = 0; round < ofMine.length + 1; round++) {
+        const batch = await store.jobsClaimDue({
+          now: T0 + 1000,
+          dueBefore: T0 + 1000,
+          limit: 2,
+          leaseMs: 30_000,
+          owner: "n",
+          shards: mine,
+        });
+        expect(batch.length).toBeLessThanOrEqual(2);
+        if (batch.length === 0) break;
+        got.push(...batch.map((j) => j.id));
+      }
+      expect(got).toEqual(ofMine);
+    });
+
+    it("reports the earliest due time of the given shards only", async () => {
+      const jobs = await insertSpread(200);
+      await store.bucketsStage({ until: T0 + HOUR, maxRows: 1_000_000 });
+      expect((await store.jobsNextDue({ now: T0 })).earliestDue).toBe(T0);
+      for (let shard = 0; shard < store.shardCount; shard++) {
+        const dues = jobs.filter((j) => j.shard === shard).map((j) => j.dueAt);
+        const got = await store.jobsNextDue({ now: T0, shards: [shard] });
+        expect(got.earliestDue).toBe(dues.length > 0 ? Math.min(...dues) : null);
+      }
+      const every = [...Array(store.shardCount).keys()];
+      expect((await store.jobsNextDue({ now: T0, shards: every })).earliestDue).toBe(T0);
+      expect((await store.jobsNextDue({ now: T0, shards: [] })).earliestDue).toBeNull();
+    });
+  });
+}
