@@ -158,6 +158,29 @@ export function describePlacementContract(name: string, makeStore: () => Promise
       expect(got).toEqual(ofMine);
     });
 
+    it("keeps to the given shards when the claim is shared out among tenants", async () => {
+      const r = await store.jobsInsert({
+        jobs: Array.from({ length: 200 }, (_, i) =>
+          job(T0 + i, { tenant: i % 2 === 0 ? "a" : "b", maxAttempts: 1 }),
+        ),
+        now: T0,
+      });
+      const mine = [0, 1];
+      const ofMine = r.map((x) => x.job).filter((j) => mine.includes(j.shard));
+      await store.bucketsStage({ until: T0 + HOUR, maxRows: 1_000_000 });
+      const claimed = await store.jobsClaimDue({
+        now: T0 + 1000,
+        dueBefore: T0 + 1000,
+        limit: 1000,
+        leaseMs: 30_000,
+        owner: "n",
+        shards: mine,
+        tenantShare: { max: 500, held: new Map() },
+      });
+      expect(claimed.map((j) => j.id).sort()).toEqual(ofMine.map((j) => j.id).sort());
+      expect(new Set(claimed.map((j) => j.tenant))).toEqual(new Set(["a", "b"]));
+    });
+
     it("reports the earliest due time of the given shards only", async () => {
       const jobs = await insertSpread(200);
       await store.bucketsStage({ until: T0 + HOUR, maxRows: 1_000_000 });

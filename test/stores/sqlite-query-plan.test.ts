@@ -107,6 +107,12 @@ const cases: [string, string, Record<string, unknown> | unknown[], RegExp][] = [
     { dueBefore: Date.now(), limit: 500, shards: "[0, 2]" },
     /SEARCH h USING PRIMARY KEY \(due_at<\?\)/,
   ],
+  [
+    "shared claim of a shard set: one tenant's due prefix, each entry's job by seq",
+    SQL.hotTenantDuePrefixOfShards,
+    { tenant: "default", dueBefore: Date.now(), limit: 500, shards: "[0, 2]" },
+    /SEARCH h USING COVERING INDEX hot_tenant \(tenant=\? AND due_at<\?\)/,
+  ],
   ["lease sweep", SQL.leasesExpired, [1, 10], /SEARCH c USING INDEX claims_lease/],
   [
     "idempotency key lookup",
