@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createIdGenerator } from "../../src/core/ids.js";
+import { describe, expect, it } from "vitest";
 import type { NewJob } from "../../src/core/job.js";
 import type { Store, StoreCapability } from "../../src/store/store.js";
+import { freshStorePerTest, jobMaker } from "../support/jobs.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 
@@ -28,55 +28,32 @@ const EXHAUSTIVE: [OptionalMember] extends [StoreCapability]
  */
 export function describeCapabilityContract(name: string, makeStore: () => Promise<Store>): void {
   describe(`store contract (migrations and capabilities): ${name}`, () => {
-    let store: Store;
-    let newId: () => string;
-
-    beforeEach(async () => {
-      store = await makeStore();
-      let clockForIds = T0;
-      newId = createIdGenerator(() => clockForIds++);
-    });
-    afterEach(async () => {
-      await store.close();
-    });
-
-    function job(dueAt: number): NewJob {
-      return {
-        id: newId(),
-        tenant: "default",
-        key: null,
-        dueAt,
-        payload: { n: 1 },
-        target: "t",
-        targetOptions: null,
-        maxAttempts: 3,
-        expireAfterMs: null,
-      };
-    }
+    const t = freshStorePerTest(makeStore);
+    const job = jobMaker(T0);
 
     it("migrates again as a no-op, concurrently too, keeping every job and counter", async () => {
       expect(EXHAUSTIVE).toBe(true);
-      const [before] = await store.jobsInsert({ jobs: [job(T0 + 5000)], now: T0 });
-      await store.migrate();
-      await Promise.all([store.migrate(), store.migrate()]);
-      expect(await store.jobGet({ id: before!.job.id })).toEqual(before!.job);
-      expect((await store.jobsCountByStatus({})).pending).toBe(1);
-      const [after] = await store.jobsInsert({ jobs: [job(T0 + 6000)], now: T0 });
+      const [before] = await t.store.jobsInsert({ jobs: [job(T0 + 5000)], now: T0 });
+      await t.store.migrate();
+      await Promise.all([t.store.migrate(), t.store.migrate()]);
+      expect(await t.store.jobGet({ id: before!.job.id })).toEqual(before!.job);
+      expect((await t.store.jobsCountByStatus({})).pending).toBe(1);
+      const [after] = await t.store.jobsInsert({ jobs: [job(T0 + 6000)], now: T0 });
       expect(after!.created).toBe(true);
-      expect((await store.jobsCountByStatus({})).pending).toBe(2);
+      expect((await t.store.jobsCountByStatus({})).pending).toBe(2);
     });
 
     it("says where its data lives, without credentials", () => {
-      expect(typeof store.location).toBe("string");
-      expect(store.location.length).toBeGreaterThan(0);
-      expect(store.location).not.toMatch(/:[^/@]*@/); // no user:password@
+      expect(typeof t.store.location).toBe("string");
+      expect(t.store.location.length).toBeGreaterThan(0);
+      expect(t.store.location).not.toMatch(/:[^/@]*@/); // no user:password@
     });
 
     it("declares every capability, and has exactly the optional members it declares", () => {
-      const declared = Object.entries(store.capabilities);
+      const declared = Object.entries(t.store.capabilities);
       expect(declared.map(([k]) => k).sort()).toEqual(Object.keys(CASES).sort());
       for (const [member, supported] of declared) {
-        expect({ member, type: typeof store[member as StoreCapability] }).toEqual({
+        expect({ member, type: typeof t.store[member as StoreCapability] }).toEqual({
           member,
           type: supported ? "function" : "undefined",
         });
@@ -85,11 +62,11 @@ export function describeCapabilityContract(name: string, makeStore: () => Promis
 
     for (const [capability, run] of Object.entries(CASES) as [StoreCapability, Case][]) {
       it(`${capability}: works where declared, is absent where not`, async () => {
-        if (!store.capabilities[capability]) {
-          expect(store[capability]).toBeUndefined();
+        if (!t.store.capabilities[capability]) {
+          expect(t.store[capability]).toBeUndefined();
           return;
         }
-        await run(store, job);
+        await run(t.store, job);
       });
     }
   });

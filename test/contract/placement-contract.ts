@@ -1,8 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { bucketOf } from "../../src/core/buckets.js";
-import { createIdGenerator, shardOf } from "../../src/core/ids.js";
-import type { Job, NewJob } from "../../src/core/job.js";
+import { shardOf } from "../../src/core/ids.js";
+import type { Job } from "../../src/core/job.js";
 import type { Store } from "../../src/store/store.js";
+import { freshStorePerTest, jobMaker } from "../support/jobs.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const HOUR = 3_600_000;
@@ -15,44 +16,20 @@ const HOUR = 3_600_000;
  */
 export function describePlacementContract(name: string, makeStore: () => Promise<Store>): void {
   describe(`store contract (placement and shards): ${name}`, () => {
-    let store: Store;
-    let newId: () => string;
-
-    beforeEach(async () => {
-      store = await makeStore();
-      let clockForIds = T0;
-      newId = createIdGenerator(() => clockForIds++);
-    });
-    afterEach(async () => {
-      await store.close();
-    });
-
-    function job(dueAt: number, over: Partial<NewJob> = {}): NewJob {
-      return {
-        id: newId(),
-        tenant: "default",
-        key: null,
-        dueAt,
-        payload: null,
-        target: "t",
-        targetOptions: null,
-        maxAttempts: 3,
-        expireAfterMs: null,
-        ...over,
-      };
-    }
+    const t = freshStorePerTest(makeStore);
+    const job = jobMaker(T0);
 
     function expectPlaced(j: Job | null | undefined, dueAt: number): void {
       expect(j).toMatchObject({
         dueAt,
-        bucket: bucketOf(dueAt, store.bucketWidthMs),
-        shard: shardOf(j!.id, store.shardCount),
+        bucket: bucketOf(dueAt, t.store.bucketWidthMs),
+        shard: shardOf(j!.id, t.store.shardCount),
       });
     }
 
     async function claimAll(now: number, shards?: readonly number[]): Promise<Job[]> {
-      await store.bucketsStage({ until: now + HOUR, maxRows: 1_000_000 });
-      return store.jobsClaimDue({
+      await t.store.bucketsStage({ until: now + HOUR, maxRows: 1_000_000 });
+      return t.store.jobsClaimDue({
         now,
         dueBefore: now,
         limit: 1000,
@@ -64,30 +41,30 @@ export function describePlacementContract(name: string, makeStore: () => Promise
 
     /** Jobs due at T0 + i ms, over every shard of the store (ids are random: 200 cover 16 shards). */
     async function insertSpread(n: number): Promise<Job[]> {
-      const r = await store.jobsInsert({
+      const r = await t.store.jobsInsert({
         jobs: Array.from({ length: n }, (_, i) => job(T0 + i, { maxAttempts: 1 })),
         now: T0,
       });
       const jobs = r.map((x) => x.job);
-      expect(new Set(jobs.map((j) => j.shard)).size).toBe(store.shardCount);
+      expect(new Set(jobs.map((j) => j.shard)).size).toBe(t.store.shardCount);
       return jobs;
     }
 
     it("places each job in the bucket of its due time and the shard of its id, on every move", async () => {
-      expect(store.shardCount).toBeGreaterThan(1);
+      expect(t.store.shardCount).toBeGreaterThan(1);
       const dueAt = (i: number) => T0 + i * 7 * 60_000; // 40 jobs over about five hours
-      const r = await store.jobsInsert({
+      const r = await t.store.jobsInsert({
         jobs: Array.from({ length: 40 }, (_, i) => job(dueAt(i))),
         now: T0,
       });
       for (const [i, x] of r.entries()) {
         expectPlaced(x.job, dueAt(i));
-        expectPlaced(await store.jobGet({ id: x.job.id }), dueAt(i));
+        expectPlaced(await t.store.jobGet({ id: x.job.id }), dueAt(i));
       }
       const [first, second] = await claimAll(T0 + 7 * 60_000);
       const retryAt = T0 + 3 * HOUR + 17;
       const releaseAt = T0 + 6 * HOUR + 5;
-      await store.jobsSettle({
+      await t.store.jobsSettle({
         now: T0 + 1,
         settlements: [
           {
@@ -108,13 +85,13 @@ export function describePlacementContract(name: string, makeStore: () => Promise
           },
         ],
       });
-      expectPlaced(await store.jobGet({ id: first!.id }), retryAt);
-      expectPlaced(await store.jobGet({ id: second!.id }), releaseAt);
+      expectPlaced(await t.store.jobGet({ id: first!.id }), retryAt);
+      expectPlaced(await t.store.jobGet({ id: second!.id }), releaseAt);
       const moved = T0 + 9 * HOUR + 1;
-      const rescheduled = await store.jobReschedule({ id: r[5]!.job.id, dueAt: moved, now: T0 });
+      const rescheduled = await t.store.jobReschedule({ id: r[5]!.job.id, dueAt: moved, now: T0 });
       expect(rescheduled.outcome).toBe("rescheduled");
       expectPlaced(rescheduled.outcome === "rescheduled" ? rescheduled.job : null, moved);
-      const counts = await store.bucketsCounts({ from: 0, to: T0 + 24 * HOUR });
+      const counts = await t.store.bucketsCounts({ from: 0, to: T0 + 24 * HOUR });
       const pending = (b: number) => counts.find((c) => c.bucket === b)?.pending ?? 0;
       expect(pending(T0 + 3 * HOUR)).toBeGreaterThanOrEqual(1);
       expect(pending(T0 + 6 * HOUR)).toBe(1);
@@ -124,7 +101,7 @@ export function describePlacementContract(name: string, makeStore: () => Promise
 
     it("claims only jobs of the given shards, oldest first, and leaves the others pending", async () => {
       const jobs = await insertSpread(200);
-      const mine = [0, store.shardCount - 1];
+      const mine = [0, t.store.shardCount - 1];
       const ofMine = jobs.filter((j) => mine.includes(j.shard));
       const claimed = await claimAll(T0 + 1000, mine);
       expect(claimed.map((j) => j.id)).toEqual(ofMine.map((j) => j.id));
@@ -140,10 +117,10 @@ export function describePlacementContract(name: string, makeStore: () => Promise
       const jobs = await insertSpread(200);
       const mine = [1];
       const ofMine = jobs.filter((j) => j.shard === 1).map((j) => j.id);
-      await store.bucketsStage({ until: T0 + HOUR, maxRows: 1_000_000 });
+      await t.store.bucketsStage({ until: T0 + HOUR, maxRows: 1_000_000 });
       const got: string[] = [];
       for (let round = 0; round < ofMine.length + 1; round++) {
-        const batch = await store.jobsClaimDue({
+        const batch = await t.store.jobsClaimDue({
           now: T0 + 1000,
           dueBefore: T0 + 1000,
           limit: 2,
@@ -159,7 +136,7 @@ export function describePlacementContract(name: string, makeStore: () => Promise
     });
 
     it("keeps to the given shards when the claim is shared out among tenants", async () => {
-      const r = await store.jobsInsert({
+      const r = await t.store.jobsInsert({
         jobs: Array.from({ length: 200 }, (_, i) =>
           job(T0 + i, { tenant: i % 2 === 0 ? "a" : "b", maxAttempts: 1 }),
         ),
@@ -167,8 +144,8 @@ export function describePlacementContract(name: string, makeStore: () => Promise
       });
       const mine = [0, 1];
       const ofMine = r.map((x) => x.job).filter((j) => mine.includes(j.shard));
-      await store.bucketsStage({ until: T0 + HOUR, maxRows: 1_000_000 });
-      const claimed = await store.jobsClaimDue({
+      await t.store.bucketsStage({ until: T0 + HOUR, maxRows: 1_000_000 });
+      const claimed = await t.store.jobsClaimDue({
         now: T0 + 1000,
         dueBefore: T0 + 1000,
         limit: 1000,
@@ -183,16 +160,16 @@ export function describePlacementContract(name: string, makeStore: () => Promise
 
     it("reports the earliest due time of the given shards only", async () => {
       const jobs = await insertSpread(200);
-      await store.bucketsStage({ until: T0 + HOUR, maxRows: 1_000_000 });
-      expect((await store.jobsNextDue({ now: T0 })).earliestDue).toBe(T0);
-      for (let shard = 0; shard < store.shardCount; shard++) {
+      await t.store.bucketsStage({ until: T0 + HOUR, maxRows: 1_000_000 });
+      expect((await t.store.jobsNextDue({ now: T0 })).earliestDue).toBe(T0);
+      for (let shard = 0; shard < t.store.shardCount; shard++) {
         const dues = jobs.filter((j) => j.shard === shard).map((j) => j.dueAt);
-        const got = await store.jobsNextDue({ now: T0, shards: [shard] });
+        const got = await t.store.jobsNextDue({ now: T0, shards: [shard] });
         expect(got.earliestDue).toBe(dues.length > 0 ? Math.min(...dues) : null);
       }
-      const every = [...Array(store.shardCount).keys()];
-      expect((await store.jobsNextDue({ now: T0, shards: every })).earliestDue).toBe(T0);
-      expect((await store.jobsNextDue({ now: T0, shards: [] })).earliestDue).toBeNull();
+      const every = [...Array(t.store.shardCount).keys()];
+      expect((await t.store.jobsNextDue({ now: T0, shards: every })).earliestDue).toBe(T0);
+      expect((await t.store.jobsNextDue({ now: T0, shards: [] })).earliestDue).toBeNull();
     });
   });
 }

@@ -1,26 +1,7 @@
-import { createIdGenerator } from "../../src/core/ids.js";
 import type { NewJob } from "../../src/core/job.js";
 import type { Store } from "../../src/store/store.js";
 
-/** Builds valid NewJobs with ids made from `idTime` on (the store places them). */
-export function jobMaker(idTime: number) {
-  let t = idTime;
-  const newId = createIdGenerator(() => t++);
-  return (dueAt: number, over: Partial<NewJob> = {}): NewJob => {
-    return {
-      id: over.id ?? newId(),
-      tenant: "default",
-      key: null,
-      dueAt,
-      payload: null,
-      target: "t",
-      targetOptions: null,
-      maxAttempts: 3,
-      expireAfterMs: null,
-      ...over,
-    };
-  };
-}
+export { jobMaker } from "../support/jobs.js";
 
 /** Inserts in batches of `batch`. */
 export async function insertAll(store: Store, jobs: NewJob[], now: number, batch = 10_000) {
