@@ -33,7 +33,7 @@ describe("postgres: failover to a synchronous standby", () => {
       onError: (e) => errors.push(e),
     });
     try {
-      const job = jobMaker(store, T0);
+      const job = jobMaker(T0);
       const heard: number[] = [];
       store.onEarlierDue((dueAt) => heard.push(dueAt));
       await store.listening();
