@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { systemClock } from "../../src/core/clock.js";
 import type { NewJob } from "../../src/core/job.js";
+import { quietLogger } from "../../src/core/logger.js";
 import type { Store, StoreCapability } from "../../src/store/store.js";
 import { freshStorePerTest, jobMaker } from "../support/jobs.js";
 
@@ -77,11 +79,17 @@ type Case = (store: Store, job: (dueAt: number) => NewJob) => Promise<void>;
 /** One case per capability, run on a store that declares it. */
 const CASES: Record<StoreCapability, Case> = {
   async nodeStart(store) {
-    const errors: Error[] = [];
+    const errors: object[] = [];
+    const logger = {
+      ...quietLogger,
+      warn: (o: object) => errors.push(o),
+      error: (o: object) => errors.push(o),
+    };
     const params = (nodeId: string) => ({
       nodeId,
+      clock: systemClock(),
+      logger,
       onShardsChange: () => {},
-      onError: (e: Error) => errors.push(e),
     });
     const all = [...Array(store.shardCount).keys()];
     // a lone node owns every shard once started, and hands them back when it stops
