@@ -41,7 +41,7 @@ export {
   FINISHED_STATUSES,
 } from "./core/job.js";
 export { ManualClock, systemClock } from "./core/clock.js";
-export type { Clock, TimerHandle } from "./core/clock.js";
+export type { Clock, ManualClockOptions, TimerHandle } from "./core/clock.js";
 export type { BucketGranularity } from "./core/buckets.js";
 export {
   DuetimeError,

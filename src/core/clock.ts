@@ -57,6 +57,16 @@ interface ManualTimer {
   fn: () => void;
 }
 
+/** Options of a ManualClock. */
+export interface ManualClockOptions {
+  /**
+   * Awaited before each timer an `advance` fires and once at its end, so the work a timer
+   * started finishes first. Default: five turns of the event loop, enough for a store in
+   * this process (SQLite); a store over a network wants to wait for its calls in flight.
+   */
+  readonly settle?: () => Promise<void>;
+}
+
 /**
  * A clock that only moves when told. `advance(ms)` fires every timer due in that span in
  * time order, letting pending promises settle between timers, so engine passes that a
@@ -72,10 +82,12 @@ export class ManualClock implements Clock {
   private offset: number;
   private timers: ManualTimer[] = [];
   private nextId = 1;
+  private readonly settle: () => Promise<void>;
 
-  constructor(start: number = Date.UTC(2026, 0, 1)) {
+  constructor(start: number = Date.UTC(2026, 0, 1), options: ManualClockOptions = {}) {
     this.current = start;
     this.offset = start;
+    this.settle = options.settle ?? (() => settle());
   }
 
   now(): number {
@@ -109,7 +121,7 @@ export class ManualClock implements Clock {
   /** Moves time forward to wall time `target` (see `advance`). */
   async advanceTo(target: number): Promise<void> {
     for (;;) {
-      await settle();
+      await this.settle();
       const targetMono = target - this.offset;
       const due = this.timers
         .filter((t) => t.at <= targetMono)
@@ -120,7 +132,7 @@ export class ManualClock implements Clock {
       due.fn();
     }
     this.current = Math.max(this.current, target);
-    await settle();
+    await this.settle();
   }
 
   /**

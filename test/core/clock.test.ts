@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { systemClock } from "../../src/core/clock.js";
+import { ManualClock, systemClock } from "../../src/core/clock.js";
 
 const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 
@@ -28,5 +28,22 @@ describe("systemClock", () => {
     expect(count("Timeout")).toBe(timeouts);
     await nextTurn();
     expect(ran).toEqual([]);
+  });
+});
+
+describe("ManualClock settle option", () => {
+  it("awaits the given settle before each timer and at the end of an advance", async () => {
+    const log: string[] = [];
+    // a settle that only resolves after a real timer: work over a socket takes that long
+    const clock = new ManualClock(0, {
+      settle: async () => {
+        await new Promise((r) => setTimeout(r, 2));
+        log.push("settled");
+      },
+    });
+    clock.setTimer(() => log.push("a"), 10);
+    clock.setTimer(() => log.push("b"), 20);
+    await clock.advance(30);
+    expect(log).toEqual(["settled", "a", "settled", "b", "settled", "settled"]);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ActivityRecorder } from "../../src/api/activity.js";
-import { makeHarness } from "../support/harness.js";
+import { describeOnEveryStore } from "../support/harness.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 
@@ -23,9 +23,11 @@ describe("ActivityRecorder", () => {
     a.record({ kind: "succeeded", tenant: "x", at: T0 + 10 * 60_000 }, 1);
     expect(a.lateness(T0 + 10 * 60_000, 60)).toMatchObject({ count: 1 });
   });
+});
 
+describeOnEveryStore("ActivityRecorder in a scheduler", (make) => {
   it("is fed by the scheduler's outcomes", async () => {
-    const h = makeHarness();
+    const h = await make();
     try {
       h.scheduler.handle("t", () => undefined);
       await h.scheduler.scheduleMany([

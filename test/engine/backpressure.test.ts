@@ -1,15 +1,15 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { makeHarness } from "../support/harness.js";
+import { afterEach, expect, it } from "vitest";
+import { type Harness, describeOnEveryStore } from "../support/harness.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 
-let h: ReturnType<typeof makeHarness>;
+let h: Harness;
 afterEach(async () => {
   await h?.close();
 });
 
 /** Handler "t" that waits until released; counts the jobs it finished. */
-function gatedHandler(harness: ReturnType<typeof makeHarness>) {
+function gatedHandler(harness: Harness) {
   const waiting: (() => void)[] = [];
   const gate = {
     fired: 0,
@@ -23,7 +23,7 @@ function gatedHandler(harness: ReturnType<typeof makeHarness>) {
 }
 
 /** Sizes of the non-empty claims the store makes from now on. */
-function recordClaims(harness: ReturnType<typeof makeHarness>): number[] {
+function recordClaims(harness: Harness): number[] {
   const claims: number[] = [];
   const claim = harness.store.jobsClaimDue.bind(harness.store);
   harness.store.jobsClaimDue = async (p) => {
@@ -34,9 +34,9 @@ function recordClaims(harness: ReturnType<typeof makeHarness>): number[] {
   return claims;
 }
 
-describe("backpressure (maxHeld)", () => {
+describeOnEveryStore("backpressure (maxHeld)", (make) => {
   it("after claiming stops at maxHeld it resumes with full batches, not a claim per freed slot", async () => {
-    h = makeHarness({ maxHeld: 10, claimBatchSize: 4, concurrency: 1 });
+    h = await make({ maxHeld: 10, claimBatchSize: 4, concurrency: 1 });
     const gate = gatedHandler(h);
     await h.scheduler.scheduleMany(Array.from({ length: 30 }, () => ({ dueAt: T0, target: "t" })));
     const claims = recordClaims(h);
@@ -57,7 +57,7 @@ describe("backpressure (maxHeld)", () => {
   });
 
   it("with maxHeld below the claim batch size, claims up to maxHeld once nothing is held", async () => {
-    h = makeHarness({ maxHeld: 3, claimBatchSize: 500, concurrency: 1 });
+    h = await make({ maxHeld: 3, claimBatchSize: 500, concurrency: 1 });
     const gate = gatedHandler(h);
     await h.scheduler.scheduleMany(Array.from({ length: 7 }, () => ({ dueAt: T0, target: "t" })));
     const claims = recordClaims(h);

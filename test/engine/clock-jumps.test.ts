@@ -4,7 +4,7 @@ import { Writable } from "node:stream";
 import { ManualClock, type Clock } from "../../src/core/clock.js";
 import { ClockJumpDetector, type ClockJump } from "../../src/engine/clock-jumps.js";
 import { ServiceMetrics } from "../../src/service/metrics.js";
-import { makeHarness, record, silentLogger } from "../support/harness.js";
+import { type Harness, describeOnEveryStore, record, silentLogger } from "../support/harness.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const SECOND = 1000;
@@ -21,7 +21,7 @@ function capturingLogger() {
   return { logger: pino({ level: "warn" }, sink), lines };
 }
 
-let h: ReturnType<typeof makeHarness>;
+let h: Harness;
 afterEach(async () => {
   await h?.close();
 });
@@ -93,10 +93,10 @@ describe("ClockJumpDetector", () => {
   });
 });
 
-describe("a running scheduler across clock jumps (manual clock, real SQLite)", () => {
+describeOnEveryStore("a running scheduler across clock jumps (manual clock)", (make) => {
   it("forward: jobs the jump crosses fire at once, on time by the wall clock; the jump is logged, evented, counted", async () => {
     const { logger, lines } = capturingLogger();
-    h = makeHarness({ start: T0, logger });
+    h = await make({ start: T0, logger });
     const firedAt = new Map<string, number>();
     h.scheduler.handle("t", (job) => {
       firedAt.set(job.id, h.clock.now());
@@ -142,7 +142,7 @@ describe("a running scheduler across clock jumps (manual clock, real SQLite)", (
 
   it("back: nothing fires before its due time by the wall clock, held or newly claimed", async () => {
     const { logger, lines } = capturingLogger();
-    h = makeHarness({ start: T0, logger });
+    h = await make({ start: T0, logger });
     const firedAt = new Map<string, number>();
     h.scheduler.handle("t", (job) => {
       firedAt.set(job.id, h.clock.now());
@@ -176,7 +176,7 @@ describe("a running scheduler across clock jumps (manual clock, real SQLite)", (
   });
 
   it("counts jumps in the service metrics", async () => {
-    h = makeHarness({ start: T0 });
+    h = await make({ start: T0 });
     const metrics = new ServiceMetrics();
     metrics.watch(h.scheduler);
     h.scheduler.start();

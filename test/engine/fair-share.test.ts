@@ -1,17 +1,17 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { FairQueue } from "../../src/engine/fair-queue.js";
 import type { Job } from "../../src/core/job.js";
-import { makeHarness, record } from "../support/harness.js";
+import { type Harness, describeOnEveryStore, record } from "../support/harness.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 
-let h: ReturnType<typeof makeHarness>;
+let h: Harness;
 afterEach(async () => {
   await h?.close();
 });
 
 /** Handler "slow" that holds every job until released. */
-function gate(harness: ReturnType<typeof makeHarness>) {
+function gate(harness: Harness) {
   const waiting: (() => void)[] = [];
   let started = 0;
   harness.scheduler.handle("slow", async () => {
@@ -29,9 +29,9 @@ function gate(harness: ReturnType<typeof makeHarness>) {
   };
 }
 
-describe("fair share among tenants (manual clock, real SQLite)", () => {
+describeOnEveryStore("fair share among tenants (manual clock)", (make) => {
   it("a tenant whose jobs hold every slot it may take does not delay another tenant's job", async () => {
-    h = makeHarness({ concurrency: 10 });
+    h = await make({ concurrency: 10 });
     const slow = gate(h);
     h.scheduler.handle("fast", () => "ok");
     await h.scheduler.scheduleMany(
@@ -57,7 +57,7 @@ describe("fair share among tenants (manual clock, real SQLite)", () => {
   });
 
   it("a tenant with more due jobs than maxHeld leaves room to claim another tenant's due job", async () => {
-    h = makeHarness({ concurrency: 4, tenantConcurrency: 3, maxHeld: 20, claimBatchSize: 5 });
+    h = await make({ concurrency: 4, tenantConcurrency: 3, maxHeld: 20, claimBatchSize: 5 });
     const slow = gate(h);
     h.scheduler.handle("fast", () => "ok");
     await h.scheduler.scheduleMany(
@@ -94,7 +94,7 @@ describe("fair share among tenants (manual clock, real SQLite)", () => {
   });
 
   it("tenants take turns at the free slots", async () => {
-    h = makeHarness({ concurrency: 1 });
+    h = await make({ concurrency: 1 });
     const order: string[] = [];
     h.scheduler.handle("t", (job) => {
       order.push(job.tenant);
@@ -109,10 +109,10 @@ describe("fair share among tenants (manual clock, real SQLite)", () => {
   });
 });
 
-describe("a claimed job's lease covers its wait in memory", () => {
+describeOnEveryStore("a claimed job's lease covers its wait in memory", (make) => {
   it("gives back jobs that cannot start before their lease runs out: none dead, none run twice", async () => {
     // 20 jobs of 900 ms, two at a time: the last starts ~9 s after the claim, three leases
-    h = makeHarness({
+    h = await make({
       concurrency: 2,
       leaseMs: 3000,
       handlerTimeoutMs: 1000,

@@ -1,11 +1,11 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { InfrastructureError } from "../../src/engine/handler-errors.js";
 import type { Logger } from "../../src/engine/logger.js";
-import { makeHarness, record } from "../support/harness.js";
+import { type Harness, describeOnEveryStore, record } from "../support/harness.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 
-let h: ReturnType<typeof makeHarness>;
+let h: Harness;
 afterEach(async () => {
   await h?.close();
 });
@@ -25,10 +25,10 @@ function warningsLogger(): { logger: Logger; warnings: { obj: object; msg?: stri
   };
 }
 
-describe("infrastructure errors are not delivery attempts", () => {
+describeOnEveryStore("infrastructure errors are not delivery attempts", (make) => {
   it("hands a job back without spending its last attempt, then runs it when the dependency is back", async () => {
     const log = warningsLogger();
-    h = makeHarness({ logger: log.logger });
+    h = await make({ logger: log.logger });
     let databaseUp = false;
     const runs: number[] = [];
     h.scheduler.handle("t", (_job, ctx) => {
@@ -83,7 +83,7 @@ describe("infrastructure errors are not delivery attempts", () => {
   });
 
   it("waits the first retry's backoff (with jitter) when the error names no delay, however often it happens", async () => {
-    h = makeHarness({ backoffBaseMs: 1000 });
+    h = await make({ backoffBaseMs: 1000 });
     h.scheduler.handle("t", () => {
       throw new InfrastructureError("key store unavailable");
     });

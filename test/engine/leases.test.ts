@@ -1,10 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { Scheduler } from "../../src/api/scheduler.js";
-import { makeHarness, record, silentLogger } from "../support/harness.js";
+import { type Harness, describeOnEveryStore, record, silentLogger } from "../support/harness.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 
-let h: ReturnType<typeof makeHarness>;
+let h: Harness;
 afterEach(async () => {
   await h?.close();
 });
@@ -25,9 +25,9 @@ function gate() {
   };
 }
 
-describe("leases: renewal, restart release, stop (manual clock, real SQLite)", () => {
+describeOnEveryStore("leases: renewal, restart release, stop (manual clock)", (make) => {
   it("renews a running job's lease, so a handler may outlast the lease without losing its claim", async () => {
-    h = makeHarness({ leaseMs: 15_000, handlerTimeoutMs: 120_000 });
+    h = await make({ leaseMs: 15_000, handlerTimeoutMs: 120_000 });
     const g = gate();
     h.scheduler.handle("slow", g.handler);
     const { job } = await h.scheduler.schedule({ dueAt: T0 + 10, target: "slow" });
@@ -50,7 +50,7 @@ describe("leases: renewal, restart release, stop (manual clock, real SQLite)", (
   });
 
   it("a restarted node gives back its dead predecessor's claims within two renewal intervals, attempt not counted", async () => {
-    h = makeHarness({ nodeName: "node-1", leaseMs: 15_000, leaseRenewIntervalMs: 2000 });
+    h = await make({ nodeName: "node-1", leaseMs: 15_000, leaseRenewIntervalMs: 2000 });
     const fired: { id: string; at: number; attempt: number }[] = [];
     const [dead, twin, stranger] = await h.scheduler.scheduleMany([
       { dueAt: T0, target: "t" },
@@ -90,7 +90,7 @@ describe("leases: renewal, restart release, stop (manual clock, real SQLite)", (
   });
 
   it("takes one stable node name per host and store by default, and a fresh lease owner per start", async () => {
-    h = makeHarness();
+    h = await make();
     const again = new Scheduler({ store: h.store, logger: silentLogger });
     expect(again.options.nodeName).toBe(h.scheduler.options.nodeName);
     expect(again.options.leaseOwner).not.toBe(h.scheduler.options.leaseOwner);
@@ -102,7 +102,7 @@ describe("leases: renewal, restart release, stop (manual clock, real SQLite)", (
   });
 
   it("on stop starts nothing new, even as running handlers free their slots, and gives unstarted claims back at once", async () => {
-    h = makeHarness({ concurrency: 1 });
+    h = await make({ concurrency: 1 });
     const g = gate();
     h.scheduler.handle("t", g.handler);
     const made = await h.scheduler.scheduleMany([
@@ -141,7 +141,7 @@ describe("leases: renewal, restart release, stop (manual clock, real SQLite)", (
       warn: () => undefined,
       error: (_o: object, msg?: string) => void errors.push(msg ?? ""),
     };
-    h = makeHarness({ logger });
+    h = await make({ logger });
     const g = gate(); // ignores its signal: it ends only when the test lets it
     h.scheduler.handle("t", g.handler);
     const { job } = await h.scheduler.schedule({ dueAt: T0 + 10, target: "t" });
@@ -162,7 +162,7 @@ describe("leases: renewal, restart release, stop (manual clock, real SQLite)", (
   });
 
   it("a handler given up on at stop keeps its claim for its lease (or a restart of the node name)", async () => {
-    h = makeHarness({ nodeName: "node-1" });
+    h = await make({ nodeName: "node-1" });
     const g = gate();
     h.scheduler.handle("t", g.handler);
     const { job } = await h.scheduler.schedule({ dueAt: T0 + 10, target: "t" });

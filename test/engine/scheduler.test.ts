@@ -1,21 +1,21 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { InvalidJobError } from "../../src/core/errors.js";
 import { PermanentJobError, RetryLaterError } from "../../src/engine/handler-errors.js";
 import type { Job } from "../../src/core/job.js";
-import { makeHarness, record } from "../support/harness.js";
+import { type Harness, describeOnEveryStore, record } from "../support/harness.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-let h: ReturnType<typeof makeHarness>;
+let h: Harness;
 afterEach(async () => {
   await h?.close();
 });
 
-describe("Scheduler firing (manual clock, real SQLite)", () => {
+describeOnEveryStore("Scheduler firing (manual clock)", (make) => {
   it("fires each job at its due millisecond and never earlier", async () => {
-    h = makeHarness();
+    h = await make();
     const firedAt = new Map<string, number>();
     h.scheduler.handle("remind", (job) => {
       firedAt.set(job.id, h.clock.now());
@@ -44,7 +44,7 @@ describe("Scheduler firing (manual clock, real SQLite)", () => {
   });
 
   it("emits the deprecated `fired` right after `succeeded`, with the same argument", async () => {
-    h = makeHarness();
+    h = await make();
     h.scheduler.handle("t", () => ({ ok: true }));
     h.scheduler.handle("boom", () => {
       throw new PermanentJobError("no");
@@ -60,7 +60,7 @@ describe("Scheduler firing (manual clock, real SQLite)", () => {
   });
 
   it("wakes at once when a write moves the earliest due time earlier", async () => {
-    h = makeHarness({ maxIdleMs: 3_600_000 });
+    h = await make({ maxIdleMs: 3_600_000 });
     const fired: number[] = [];
     h.scheduler.handle("t", () => {
       fired.push(h.clock.now());
@@ -75,7 +75,7 @@ describe("Scheduler firing (manual clock, real SQLite)", () => {
   });
 
   it("retries with exponential backoff and jitter, then records the job dead with its last error", async () => {
-    h = makeHarness({ backoffBaseMs: 1000, maxAttempts: 3 });
+    h = await make({ backoffBaseMs: 1000, maxAttempts: 3 });
     const attempts: number[] = [];
     h.scheduler.handle("flaky", (_job, ctx) => {
       attempts.push(h.clock.now());
@@ -101,7 +101,7 @@ describe("Scheduler firing (manual clock, real SQLite)", () => {
   });
 
   it("a PermanentJobError goes dead at once; a RetryLaterError waits as long as it asks", async () => {
-    h = makeHarness({ backoffBaseMs: 10, maxAttempts: 5 });
+    h = await make({ backoffBaseMs: 10, maxAttempts: 5 });
     const attempts: number[] = [];
     h.scheduler.handle("gone", () => {
       throw new PermanentJobError("HTTP 410 Gone");
@@ -132,7 +132,7 @@ describe("Scheduler firing (manual clock, real SQLite)", () => {
   });
 
   it("jobs whose target has no named handler go to the fallback handler", async () => {
-    h = makeHarness();
+    h = await make();
     const seen: string[] = [];
     h.scheduler.handleOther((job) => {
       seen.push(job.target);
@@ -144,7 +144,7 @@ describe("Scheduler firing (manual clock, real SQLite)", () => {
   });
 
   it("a job with no registered handler goes dead with a clear error", async () => {
-    h = makeHarness();
+    h = await make();
     const { job } = await h.scheduler.schedule({ dueAt: T0, target: "nobody" });
     h.scheduler.start();
     await h.clock.advance(10);
@@ -155,7 +155,7 @@ describe("Scheduler firing (manual clock, real SQLite)", () => {
   });
 
   it("a handler that hangs past its timeout fails the attempt and is retried", async () => {
-    h = makeHarness({ handlerTimeoutMs: 5000, leaseMs: 60_000, backoffBaseMs: 100 });
+    h = await make({ handlerTimeoutMs: 5000, leaseMs: 60_000, backoffBaseMs: 100 });
     let calls = 0;
     h.scheduler.handle("slow", async (_job, ctx) => {
       calls++;
@@ -181,7 +181,7 @@ describe("Scheduler firing (manual clock, real SQLite)", () => {
   });
 
   it("never runs more handlers at once than the concurrency limit", async () => {
-    h = makeHarness({ concurrency: 3 });
+    h = await make({ concurrency: 3 });
     let running = 0;
     let peak = 0;
     const release: (() => void)[] = [];
@@ -204,9 +204,9 @@ describe("Scheduler firing (manual clock, real SQLite)", () => {
   });
 });
 
-describe("catch-up after downtime", () => {
+describeOnEveryStore("catch-up after downtime", (make) => {
   it("fires a 3-day backlog oldest first in bounded batches, expiring only jobs whose policy says so", async () => {
-    h = makeHarness({ claimBatchSize: 50, stageBatchSize: 40 });
+    h = await make({ claimBatchSize: 50, stageBatchSize: 40 });
     const order: number[] = [];
     h.scheduler.handle("t", (job: Job) => {
       order.push(job.dueAt);
@@ -234,7 +234,7 @@ describe("catch-up after downtime", () => {
   });
 
   it("loses nothing at a bucket boundary: jobs a few ms either side fire on their millisecond", async () => {
-    h = makeHarness({ bucketWidthMs: 60_000, stageAheadMs: 1000, horizonMs: 200 });
+    h = await make({ bucketWidthMs: 60_000, stageAheadMs: 1000, horizonMs: 200 });
     const boundary = T0 + 60_000;
     const dues = [-3, -2, -1, 0, 1, 2, 3].map((d) => boundary + d);
     const fired = new Map<number, number>();
@@ -249,7 +249,7 @@ describe("catch-up after downtime", () => {
   });
 
   it("a job scheduled into an overdue bucket while the watcher runs is not skipped", async () => {
-    h = makeHarness({ bucketWidthMs: 60_000 });
+    h = await make({ bucketWidthMs: 60_000 });
     const fired: string[] = [];
     h.scheduler.handle("t", (job) => {
       fired.push(job.id);
@@ -262,9 +262,9 @@ describe("catch-up after downtime", () => {
   });
 });
 
-describe("stopping", () => {
+describeOnEveryStore("stopping", (make) => {
   it("hands back claimed jobs that have not started, attempt not counted", async () => {
-    h = makeHarness({ horizonMs: 1000 });
+    h = await make({ horizonMs: 1000 });
     h.scheduler.handle("t", () => undefined);
     const { job } = await h.scheduler.schedule({ dueAt: T0 + 800, target: "t" });
     h.scheduler.start();
@@ -279,9 +279,9 @@ describe("stopping", () => {
   });
 });
 
-describe("the library surface", () => {
+describeOnEveryStore("the library surface", (make) => {
   it("validates every job of scheduleMany before storing any", async () => {
-    h = makeHarness();
+    h = await make();
     const bad = h.scheduler.scheduleMany([
       { dueAt: T0 + 1, target: "t" },
       { dueAt: "next blursday", target: "t" },
@@ -292,7 +292,7 @@ describe("the library surface", () => {
   });
 
   it("rejects oversized payloads and unknown fields, naming the field", async () => {
-    h = makeHarness({ maxPayloadBytes: 100 });
+    h = await make({ maxPayloadBytes: 100 });
     await expect(
       h.scheduler.schedule({ dueAt: T0, target: "t", payload: "x".repeat(200) }),
     ).rejects.toThrow("payload: expected JSON of at most 100 bytes, received 202 bytes");
@@ -302,7 +302,7 @@ describe("the library surface", () => {
   });
 
   it("lists in due order with a cursor, reschedules with a version check and cancels definitely", async () => {
-    h = makeHarness();
+    h = await make();
     const made = await h.scheduler.scheduleMany(
       Array.from({ length: 12 }, (_, i) => ({ dueAt: T0 + (12 - i) * 60_000, target: "t" })),
     );
@@ -331,7 +331,7 @@ describe("the library surface", () => {
   });
 
   it("reports every change it makes on the changed feed, after storing it", async () => {
-    h = makeHarness({ maxAttempts: 1 });
+    h = await make({ maxAttempts: 1 });
     h.scheduler.handle("ok", () => undefined);
     const changes = record(h.scheduler, "changed");
     const a = await h.scheduler.schedule({ dueAt: T0 + 10, target: "ok" });
@@ -351,7 +351,7 @@ describe("the library surface", () => {
   });
 
   it("retries a dead job on request", async () => {
-    h = makeHarness({ maxAttempts: 1 });
+    h = await make({ maxAttempts: 1 });
     let fail = true;
     h.scheduler.handle("t", () => {
       if (fail) throw new Error("down");
@@ -368,7 +368,7 @@ describe("the library surface", () => {
   });
 
   it("removes history older than the retention period", async () => {
-    h = makeHarness({ retentionMs: DAY });
+    h = await make({ retentionMs: DAY });
     h.scheduler.handle("t", () => undefined);
     const { job } = await h.scheduler.schedule({ dueAt: T0, target: "t" });
     const later = await h.scheduler.schedule({ dueAt: T0 + 2 * DAY, target: "t" });

@@ -1,10 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { settle } from "../../src/core/clock.js";
-import { makeHarness, record } from "../support/harness.js";
+import { type Harness, describeOnEveryStore, record } from "../support/harness.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 
-let h: ReturnType<typeof makeHarness>;
+let h: Harness;
 let openGate: () => void = () => undefined;
 afterEach(async () => {
   openGate();
@@ -12,7 +12,7 @@ afterEach(async () => {
 });
 
 /** Holds every settlement write of the harness's store until the gate opens. */
-function gateSettles(harness: ReturnType<typeof makeHarness>): { writes: number[] } {
+function gateSettles(harness: Harness): { writes: number[] } {
   const writes: number[] = [];
   const gate = new Promise<void>((r) => (openGate = r));
   const write = harness.store.jobsSettle.bind(harness.store);
@@ -24,9 +24,9 @@ function gateSettles(harness: ReturnType<typeof makeHarness>): { writes: number[
   return { writes };
 }
 
-describe("settling (a slot is the handler's, not the write's)", () => {
+describeOnEveryStore("settling (a slot is the handler's, not the write's)", (make) => {
   it("a slow settlement write does not hold a handler slot; the job stays held until it is recorded", async () => {
-    h = makeHarness({ concurrency: 1 });
+    h = await make({ concurrency: 1 });
     const started: string[] = [];
     h.scheduler.handle("t", (job) => {
       started.push(job.id);
@@ -55,7 +55,7 @@ describe("settling (a slot is the handler's, not the write's)", () => {
   });
 
   it("writes the settlements of handlers that finish together in one batch, beyond the concurrency limit", async () => {
-    h = makeHarness({ concurrency: 2 });
+    h = await make({ concurrency: 2 });
     h.scheduler.handle("t", () => undefined);
     await h.scheduler.scheduleMany(
       Array.from({ length: 50 }, () => ({ dueAt: T0 + 5, target: "t" })),
@@ -75,7 +75,7 @@ describe("settling (a slot is the handler's, not the write's)", () => {
   });
 
   it("idle() and stop() wait for pending settlements and report them first", async () => {
-    h = makeHarness({ concurrency: 1 });
+    h = await make({ concurrency: 1 });
     h.scheduler.handle("t", () => "done");
     const { job } = await h.scheduler.schedule({ dueAt: T0 + 10, target: "t" });
     gateSettles(h);

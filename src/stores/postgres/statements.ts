@@ -120,7 +120,8 @@ export function statements(schema: string) {
     /**
      * Settlements of a batch, one statement: each applies only while the job is still
      * claimed under the same fence (primary key of jobs_claimed plus the fence check);
-     * finished jobs move to history, retries back to jobs_live at their new due time, and
+     * finished jobs move to history (a success keeps the last failed attempt's error, as
+     * SQLite does: the job says it succeeded after a retry), retries back to jobs_live at their new due time, and
      * released claims back to jobs_live, the attempt not counted: as they were (unstarted
      * at a stop) or, after an infrastructure failure, at their retry time with its error.
      */
@@ -137,7 +138,7 @@ export function statements(schema: string) {
         INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
         SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
           attempts, max_attempts, expire_after_ms, version + 1, fence,
-          CASE WHEN outcome = 'succeeded' THEN NULL ELSE st_error END,
+          COALESCE(st_error, last_error),
           CASE WHEN outcome = 'succeeded' THEN st_result ELSE NULL END,
           created_at, $10::bigint, COALESCE(st_fired_at, fired_at), outcome, $10::bigint
         FROM done WHERE outcome NOT IN ('retry', 'release')
