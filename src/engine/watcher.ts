@@ -1,6 +1,6 @@
 import type { Clock } from "../core/clock.js";
 import type { Job } from "../core/job.js";
-import type { Store } from "../store/store.js";
+import type { StageResult, Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
 import { ServiceLoop } from "../core/loop.js";
 import type { ResolvedOptions } from "./options.js";
@@ -45,6 +45,9 @@ export class Watcher {
    * the store, so room freed for one of them wakes a pass (as `blocked` does for maxHeld).
    */
   private capped: string[] = [];
+  /** Staging failed this many times in a row; it is not tried again before stageRetryAt. */
+  private stageFailures = 0;
+  private stageRetryAt = 0;
 
   constructor(private readonly d: WatcherDeps) {
     this.loop = new ServiceLoop({
@@ -92,13 +95,54 @@ export class Watcher {
     }
   }
 
+  /**
+   * One pass. A staging write that fails (a full disk, say) does not stop the claim of what
+   * is already staged: the error is logged, the pass claims below the earliest bucket still
+   * unstaged, and staging alone backs off (from 100 ms, doubling, up to 10 s) while claims
+   * keep their own pace.
+   */
   async runOnce(): Promise<WatchPass> {
-    const o = this.d.options;
     const now = this.d.clock.now();
-    const stage = await this.d.store.bucketsStage({
-      until: now + o.stageAheadMs,
-      maxRows: o.stageBatchSize,
+    const stage = now >= this.stageRetryAt ? await this.stage(now) : null;
+    return this.claim(now, stage ?? (await this.stagedSoFar(now)));
+  }
+
+  /** Stages due buckets; null when the write failed (logged; retried after a backoff). */
+  private async stage(now: number): Promise<StageResult | null> {
+    const o = this.d.options;
+    try {
+      const r = await this.d.store.bucketsStage({
+        until: now + o.stageAheadMs,
+        maxRows: o.stageBatchSize,
+      });
+      this.stageFailures = 0;
+      this.stageRetryAt = 0;
+      return r;
+    } catch (err) {
+      this.stageFailures++;
+      const backoff = Math.min(10_000, 100 * 2 ** (this.stageFailures - 1));
+      this.stageRetryAt = now + backoff;
+      this.d.logger.error(
+        { err, retryInMs: backoff },
+        "staging buckets failed; claiming what is already staged",
+      );
+      return null;
+    }
+  }
+
+  /** After a failed staging write: where staging stands, from a read (nothing is written). */
+  private async stagedSoFar(now: number): Promise<StageResult> {
+    const shards = this.d.shards();
+    const next = await this.d.store.jobsNextDue({
+      now,
+      ...(shards === undefined ? {} : { shards }),
     });
+    // done: the rest waits for staging's own retry, not for an immediate pass
+    return { rows: 0, buckets: 0, done: true, unstagedFrom: next.nextUnstagedBucket };
+  }
+
+  private async claim(now: number, stage: StageResult): Promise<WatchPass> {
+    const o = this.d.options;
     const room = this.room();
     this.blocked = room < this.resumeRoom();
     const shards = this.d.shards();
@@ -177,7 +221,8 @@ export class Watcher {
     let wakeAt = now + o.maxIdleMs;
     if (next.earliestDue !== null) wakeAt = Math.min(wakeAt, next.earliestDue - o.horizonMs);
     if (next.nextUnstagedBucket !== null) {
-      wakeAt = Math.min(wakeAt, next.nextUnstagedBucket - o.stageAheadMs);
+      const stageAt = Math.max(next.nextUnstagedBucket - o.stageAheadMs, this.stageRetryAt);
+      wakeAt = Math.min(wakeAt, stageAt);
     }
     // While jobs flow, pass at most every half horizon: each pass then claims half a horizon
     // of work (jobs keep at least that much lead in the wheel) instead of a pass per job as

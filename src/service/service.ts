@@ -44,6 +44,12 @@ export interface ServiceOptions {
   readonly headersTimeoutMs?: number;
   /** How long a /readyz probe of the store is reused, ms. Default 1000. */
   readonly readinessCacheMs?: number;
+  /**
+   * SQLite: bytes of the disk reserve kept beside the database, released when the disk
+   * fills up so stored jobs keep firing while creates answer 507 (see docs/reliability.md).
+   * Default 0 (none); `duetime serve` passes 16 MiB (`--ballast-mib`).
+   */
+  readonly ballastBytes?: number;
   /** Origins allowed to call the API from a browser (CORS). Default none: CORS off. */
   readonly corsOrigins?: readonly string[];
   /** Per-tenant quotas (live jobs, creates per second), answered 429 with Retry-After. Default none. */
@@ -99,7 +105,12 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   // Writes refused for lack of space: 507 answers (http-errors.ts), /readyz, metrics.
   const storage = new StorageHealth();
   storage.register(metrics.registry);
-  const store = storage.watch(observeClaims(await openStore(o.db), (n) => metrics.observeClaim(n)));
+  const store = storage.watch(
+    observeClaims(
+      await openStore(o.db, o.ballastBytes === undefined ? {} : { ballastBytes: o.ballastBytes }),
+      (n) => metrics.observeClaim(n),
+    ),
+  );
   let keys: KeyStore;
   try {
     keys = await openKeyStore(o.db);
@@ -193,6 +204,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       // The scheduler stops starting deliveries now, not once the last HTTP request is done;
       // the store closes only after both (those requests may still be using it).
       await Promise.all([app.close(), scheduler.stop({ timeoutMs: o.stopTimeoutMs ?? 15_000 })]);
+      storage.stop();
       await scheduler.close();
       await Promise.allSettled([webhook.close(), keys.close()]);
       logger.info({}, "stopped");

@@ -3,22 +3,19 @@ import { storageFullIn } from "../core/errors.js";
 import type { Store } from "../store/store.js";
 
 /**
- * For each store write, whether its result shows it changed something: only such a write
- * proves that storage takes writes again. (A claim that found nothing due commits an empty
- * transaction, which SQLite completes on a full disk too.)
+ * The calls whose success proves that storage takes creates again: a create that stored a
+ * job, or the store's storage probe. Other writes do not: on a full disk a SQLite store
+ * keeps claiming and settling in its released reserve (its ballast) while it refuses
+ * creates, and a small write can land in free pages of a disk that refuses a larger one.
  */
 const CHANGED: Partial<Record<keyof Store, (result: never) => boolean>> = {
   jobsInsert: (r: Awaited<ReturnType<Store["jobsInsert"]>>) => r.some((x) => x.created),
-  jobsClaimDue: (r: Awaited<ReturnType<Store["jobsClaimDue"]>>) => r.length > 0,
-  jobsSettle: (r: Awaited<ReturnType<Store["jobsSettle"]>>) => r.some(Boolean),
-  jobCancel: (r: Awaited<ReturnType<Store["jobCancel"]>>) => r.outcome === "cancelled",
-  jobReschedule: (r: Awaited<ReturnType<Store["jobReschedule"]>>) => r.outcome === "rescheduled",
-  jobRetry: (r: Awaited<ReturnType<Store["jobRetry"]>>) => r.outcome === "rescheduled",
-  leasesExpire: (r: Awaited<ReturnType<Store["leasesExpire"]>>) => r.requeued + r.dead > 0,
-  historyPurge: (r: Awaited<ReturnType<Store["historyPurge"]>>) => r > 0,
-  bucketsStage: (r: Awaited<ReturnType<Store["bucketsStage"]>>) => r.rows > 0,
   storageProbe: () => true,
 };
+
+/** Backoff of the probe while storage is full: from 500 ms, doubling, up to 10 s. */
+const PROBE_FIRST_MS = 500;
+const PROBE_MAX_MS = 10_000;
 
 /**
  * Whether the store's storage is full, as its answers show it: any call that fails with a
@@ -35,8 +32,18 @@ export class StorageHealth {
   private refused: client.Counter | null = null;
 
   private watched: Store | null = null;
+  private probeTimer: NodeJS.Timeout | null = null;
+  private probeDelayMs = PROBE_FIRST_MS;
+  private stopped = false;
 
   constructor(private readonly now: () => number = Date.now) {}
+
+  /** Stops the probe loop (the store is closing). */
+  stop(): void {
+    this.stopped = true;
+    if (this.probeTimer) clearTimeout(this.probeTimer);
+    this.probeTimer = null;
+  }
 
   /**
    * While full, tries the watched store's storage probe (one small write of its own): its
@@ -108,6 +115,31 @@ export class StorageHealth {
     this.errors++;
     this.refused?.inc();
     this.lastError = message;
-    this.fullSince ??= this.now();
+    if (this.fullSince === null) {
+      this.fullSince = this.now();
+      this.probeDelayMs = PROBE_FIRST_MS;
+    }
+    this.armProbe();
+  }
+
+  /**
+   * While full, the store's probe runs on a short backoff (unref'd: it never keeps a process
+   * alive), so readiness and creates come back by themselves once space is freed, without
+   * waiting for a request to try.
+   */
+  private armProbe(): void {
+    if (this.probeTimer || this.stopped || !this.watched?.storageProbe) return;
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = null;
+      if (this.fullSince === null || this.stopped) return;
+      this.recheck(this.now()).then(
+        () => undefined,
+        () => {
+          this.probeDelayMs = Math.min(PROBE_MAX_MS, this.probeDelayMs * 2);
+          this.armProbe();
+        },
+      );
+    }, this.probeDelayMs);
+    this.probeTimer.unref();
   }
 }

@@ -16,6 +16,12 @@ export interface OpenStoreOptions {
    * PostgreSQL.
    */
   readonly backgroundCheckpoints?: boolean;
+  /**
+   * SQLite: bytes of the emergency reserve kept beside the file, released when the disk
+   * fills up so jobs keep firing (SqliteStoreOptions.ballastBytes). Default 0 (none);
+   * `duetime serve` keeps 16 MiB. Ignored by PostgreSQL.
+   */
+  readonly ballastBytes?: number;
 }
 
 /** Whether `db` names a PostgreSQL database (a postgres:// or postgresql:// URL). */
@@ -58,6 +64,7 @@ export async function openStore(db: string, options: OpenStoreOptions = {}): Pro
       ...(options.backgroundCheckpoints === undefined
         ? {}
         : { backgroundCheckpoints: options.backgroundCheckpoints }),
+      ...(options.ballastBytes === undefined ? {} : { ballastBytes: options.ballastBytes }),
     });
   } catch (err) {
     // The caller asked for a granularity, not a width in ms: answer in its terms.

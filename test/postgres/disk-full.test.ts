@@ -84,7 +84,17 @@ describe.skipIf(!mountable())("postgres: disk full", () => {
     // all or nothing: only the batches that were answered are stored
     expect((await store.jobsCountByStatus({})).pending).toBe(stored);
 
+    // the probe (run on a backoff while storage is full) needs new blocks: refused too
+    const probe = await store.storageProbe({ now: T0 }).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(probe).toBeInstanceOf(StorageFullError);
+    expect((probe as StorageFullError).message).toMatch(/^storage is full: probing storage/);
+
     disk.free();
+    // before: nothing but the next job write could tell that space was back
+    await expect(store.storageProbe({ now: T0 })).resolves.toBeUndefined();
     await store.jobsInsert({ jobs: [big(10_000)], now: T0 });
     expect((await store.jobsCountByStatus({})).pending).toBe(stored + 1);
   }, 60_000);

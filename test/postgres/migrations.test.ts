@@ -14,7 +14,7 @@ describe("postgres migrations and settings", () => {
     const versions = await stores[0]!.connection.query<{ version: number }>(
       `SELECT version FROM "${schema}".migrations ORDER BY version`,
     );
-    expect(versions.rows.map((r) => r.version)).toEqual([1, 2]);
+    expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3]);
     await stores[0]!.migrate(); // idempotent
     expect(stores.every((s) => s.bucketWidthMs === 86_400_000 && s.shardCount === 64)).toBe(true);
     await Promise.all(stores.map((s) => s.close()));

@@ -1,4 +1,6 @@
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
 import { mountable, mountSmallDisk, type SmallDisk } from "../support/small-disk.js";
@@ -112,7 +114,62 @@ describe.skipIf(!mountable())("disk full (a real SQLite file on a small tmpfs)",
     expect((await t.api("GET", "/v1/jobs?limit=1000")).body.jobs).toHaveLength(stored + 1);
   }, 60_000);
 
-  // A guard for what already worked (issue 10 §4: "it does today: keep that"): on a disk
+  it("with a ballast, due jobs fire and their outcomes are recorded on a disk full to the last byte", async () => {
+    disk = mountSmallDisk(4);
+    const clock = new ManualClock(Date.UTC(2026, 2, 1, 10, 0, 0));
+    const db = join(disk.path, "jobs.db");
+    const ballastBytes = 512 * 1024;
+    t = await startTestService({ db, clock, ballastBytes, readinessCacheMs: 1 });
+    rx = await startReceiver();
+    expect(statSync(`${db}.ballast`).size).toBe(ballastBytes);
+    const due = await Promise.all(
+      [1, 2, 3].map((n) =>
+        t!.api("POST", "/v1/jobs", {
+          body: { dueAt: "in 10 minutes", target: rx!.url, payload: { n }, maxAttempts: 1 },
+        }),
+      ),
+    );
+    expect(due.map((r) => r.status)).toEqual([201, 201, 201]);
+    disk.fill();
+    // the first write refused for lack of space releases the ballast; creates stay refused
+    const { refused } = await createUntilRefused(t, 0);
+    expect(refused?.status).toBe(507);
+    expect(existsSync(`${db}.ballast`)).toBe(false);
+    const again = await t.api("POST", "/v1/jobs", { body: bigJob(999) });
+    expect(again.status).toBe(507);
+    expect(again.body.error.message).toMatch(/reserve was released to keep jobs firing/);
+    expect((await t.api("GET", "/readyz", { key: null })).status).toBe(503);
+
+    // before: the claim itself was refused, and the jobs waited for space
+    await clock.advance(10 * 60_000 + 1);
+    const delivered = await Promise.all([rx.nth(1), rx.nth(2), rx.nth(3)]);
+    expect(
+      delivered.map((d) => (JSON.parse(d.body) as { payload: { n: number } }).payload.n).sort(),
+    ).toEqual([1, 2, 3]);
+    for (const r of due) {
+      const job = await waitForJob(t, r.body.job.id, (j) => j.status === "succeeded");
+      expect(job.attempts).toBe(1);
+    }
+    // still full: creates refused, not ready
+    expect((await t.api("POST", "/v1/jobs", { body: bigJob(1000) })).status).toBe(507);
+    expect((await t.api("GET", "/readyz", { key: null })).status).toBe(503);
+
+    disk.free();
+    // the probe writes the ballast back, and readiness and creates resume by themselves
+    await clock.advance(2); // past the readiness cache (1 ms on the injected clock)
+    expect((await t.api("GET", "/readyz", { key: null })).status).toBe(200);
+    expect(statSync(`${db}.ballast`).size).toBe(ballastBytes);
+    expect((await t.api("POST", "/v1/jobs", { body: bigJob(2000) })).status).toBe(201);
+    expect(rx.requests).toHaveLength(3);
+    const check = new Database(db, { readonly: true });
+    try {
+      expect(check.pragma("integrity_check", { simple: true })).toBe("ok");
+    } finally {
+      check.close();
+    }
+  }, 60_000);
+
+  // Without a ballast (the library's default): on a disk
   // filled to the last byte even the claim cannot be recorded; the job must wait, lose no
   // attempt, and fire once space is back, with nothing restarted.
   it("a job due while the disk is full waits, spends no attempt, and fires once space is back", async () => {

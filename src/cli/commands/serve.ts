@@ -22,6 +22,7 @@ interface ServeOptions {
   trustProxy?: string;
   corsOrigin: string[];
   readinessCache: string;
+  ballastMib: string;
   nodeName?: string;
 }
 
@@ -73,6 +74,11 @@ export function registerServe(program: Command): void {
       "--auth-failure-limit <n>",
       "failed authentications per second per client address, burst 10x (0: no limit)",
       "10",
+    )
+    .option(
+      "--ballast-mib <n>",
+      "SQLite: MiB of disk reserve beside the database, released on a full disk so due jobs keep firing (0: none)",
+      "16",
     )
     .option(
       "--trust-proxy <addresses>",
@@ -131,6 +137,7 @@ back, waits for running deliveries (--stop-timeout), closes the database and exi
           requestTimeoutMs,
           headersTimeoutMs,
           readinessCacheMs: parseIntFlag(o.readinessCache, "--readiness-cache", 0, 3_600_000)!,
+          ballastBytes: parseIntFlag(o.ballastMib, "--ballast-mib", 0, 1_048_576)! * 1024 * 1024,
           corsOrigins: o.corsOrigin,
           ...(o.trustProxy === undefined
             ? {}

@@ -170,6 +170,12 @@ export function migrations(schema: string): readonly string[] {
     `
     CREATE INDEX jobs_live_tenant_due ON ${s}.jobs_live (tenant, due_at, id);
     `,
+    // Version 3: the storage probe's table (statements.ts, storageProbe), in the jobs'
+    // tablespace.
+    `
+    CREATE TABLE ${s}.storage_probe (filler text NOT NULL);
+    ALTER TABLE ${s}.storage_probe ALTER COLUMN filler SET STORAGE EXTERNAL;
+    `,
   ];
 }
 

@@ -53,11 +53,11 @@ import { statements, type Statements } from "./statements.js";
  */
 export class PostgresStore implements Store {
   readonly kind = "postgres";
-  /** Shard leases and partitions, the database's clock, LISTEN/NOTIFY; no storage probe. */
+  /** Shard leases and partitions, the database's clock, LISTEN/NOTIFY, a storage probe. */
   readonly capabilities = Object.freeze({
     nodeStart: true,
     clockRead: true,
-    storageProbe: false,
+    storageProbe: true,
     onEarlierDue: true,
   });
   readonly bucketWidthMs: number;
@@ -367,6 +367,21 @@ export class PostgresStore implements Store {
     // The requeued jobs may be of other nodes' shards: wake their owners as a write would.
     await this.notifyRequeued(rows[0]?.earliest ?? null, params.now);
     return { requeued: rows[0]?.requeued ?? 0, dead: rows[0]?.dead ?? 0 };
+  }
+
+  /**
+   * Whether the jobs' tablespace takes writes again: a write of 64 KiB into freshly
+   * truncated files (statements.ts), truncated again so nothing stays. Throws StorageFullError (disk_full) while
+   * the space is still missing. Run on a short backoff while storage is full.
+   */
+  async storageProbe(_params: { now: number }): Promise<void> {
+    await this.run("probing storage", () =>
+      inTransaction(this.pool, async (c) => {
+        await c.query(this.sql.storageProbeReset);
+        await c.query(this.sql.storageProbeWrite);
+        await c.query(this.sql.storageProbeReset);
+      }),
+    );
   }
 
   async leasesRenew(params: { owner: string; now: number; leaseMs: number }): Promise<number> {

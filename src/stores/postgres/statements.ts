@@ -108,6 +108,17 @@ export function statements(schema: string) {
         ) d`,
     ),
     /**
+     * The storage probe, run in one transaction after a disk_full: TRUNCATE gives the probe
+     * table (and its TOAST table) new, empty files, so the 64 KiB of random, uncompressed
+     * text inserted next must take new blocks from the filesystem of the jobs' tablespace (a
+     * write into free pages of existing files would succeed on a disk that is still full).
+     */
+    storageProbeReset: `TRUNCATE ${s}.storage_probe`,
+    storageProbeWrite: `INSERT INTO ${s}.storage_probe (filler)
+      SELECT (SELECT string_agg(md5(random()::text || g::text || k::text), '')
+        FROM generate_series(1, 256) AS k)
+      FROM generate_series(1, 8) AS g`,
+    /**
      * Tenants that may have due work, for a claim shared out per tenant: the pending counters
      * of the buckets up to the claim's (primary key of bucket_counts, a row per bucket and
      * tenant: as many as tenants with work in the current and any overdue bucket, never per

@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { bucketOf } from "../../core/buckets.js";
 import { StorageFullError } from "../../core/errors.js";
+import type { Ballast } from "./ballast.js";
 import type { CounterDeltas } from "./rows.js";
 import { decodeRow, type JobTuple, type StoredJob } from "./rows.js";
 import type { SQL } from "./statements.js";
@@ -19,6 +20,8 @@ export class SqliteContext {
     readonly s: Statements,
     readonly bucketWidthMs: number,
     readonly shardCount: number,
+    /** The disk's emergency reserve (ballast.ts), or null (":memory:", or turned off). */
+    readonly ballast: Ballast | null = null,
   ) {
     this.tx = db.transaction((fn: () => unknown) => fn());
   }
@@ -46,16 +49,23 @@ export class SqliteContext {
 
   /**
    * Runs `fn` in a write transaction (BEGIN IMMEDIATE: takes the write lock up front). A
-   * full disk (SQLITE_FULL, with the transaction rolled back whole) becomes a
-   * StorageFullError naming `what` was being written, so callers can tell it from a bug.
+   * full disk (SQLITE_FULL, with the transaction rolled back whole) releases the ballast and
+   * runs `fn` once more in the space it gave back, unless `create` (a create is refused
+   * instead: the reserve is for firing). A write still refused becomes a StorageFullError
+   * naming `what` was being written, so callers can tell it from a bug.
    */
-  write<T>(what: string, fn: () => T): T {
+  write<T>(what: string, fn: () => T, create = false): T {
     try {
       return this.tx.immediate(fn) as T;
     } catch (err) {
-      if ((err as { code?: unknown }).code === "SQLITE_FULL") {
-        throw new StorageFullError(what, { cause: err });
-      }
+      if (!isFull(err)) throw err;
+      const freed = this.ballast?.release() ?? false;
+      if (!freed || create) throw new StorageFullError(what, { cause: err });
+    }
+    try {
+      return this.tx.immediate(fn) as T;
+    } catch (err) {
+      if (isFull(err)) throw new StorageFullError(what, { cause: err });
       throw err;
     }
   }
@@ -90,4 +100,8 @@ export class SqliteContext {
     }
     for (const st of d.statusDeltas()) this.s.statusCountAdd.run(st.tenant, st.status, st.delta);
   }
+}
+
+function isFull(err: unknown): boolean {
+  return (err as { code?: unknown }).code === "SQLITE_FULL";
 }

@@ -1,7 +1,5 @@
 import { resolve } from "node:path";
 import type Database from "better-sqlite3";
-import { statfsSync } from "node:fs";
-import { dirname } from "node:path";
 import type { Job, JobStatus, NewJob } from "../../core/job.js";
 import { JOB_STATUSES } from "../../core/job.js";
 import { InvalidOptionError, StorageFullError } from "../../core/errors.js";
@@ -20,6 +18,7 @@ import type {
   StageResult,
   Store,
 } from "../../store/store.js";
+import { Ballast, freeBytes } from "./ballast.js";
 import { cancelJob, moveJob } from "./changes.js";
 import { claimDue, type TenantCursor } from "./claim.js";
 import { Checkpointer } from "./checkpointer.js";
@@ -34,6 +33,11 @@ import { RAW_JOB_STATEMENTS, SQL } from "./statements.js";
 
 /** Free bytes beside the file that storageProbe takes as "space is back": 1 MiB. */
 const STORAGE_PROBE_MIN_FREE = 1 << 20;
+/**
+ * No ballast unless asked: it costs its size in disk space and a write of it on the first
+ * open of each file, which suits a server (serve keeps 16 MiB) more than every embedding.
+ */
+const DEFAULT_BALLAST_BYTES = 0;
 
 /** Options of the SQLite store. */
 export interface SqliteStoreOptions {
@@ -55,6 +59,13 @@ export interface SqliteStoreOptions {
    * threshold (see checkpointer.ts). Default true for files, false for ":memory:".
    */
   readonly backgroundCheckpoints?: boolean;
+  /**
+   * Bytes of the emergency reserve kept beside the file (`<path>.ballast`, see ballast.ts):
+   * released when the disk fills up, so due jobs keep firing and their outcomes are recorded
+   * while new jobs are refused; written back once that much is free again. Default 0 (none);
+   * `duetime serve` keeps 16 MiB (tens of thousands of outcomes). Ignored for ":memory:".
+   */
+  readonly ballastBytes?: number;
 }
 
 /**
@@ -81,6 +92,7 @@ export class SqliteStore implements Store {
   private readonly ctx: SqliteContext;
   private readonly checkpointer: Checkpointer | null;
   private readonly path: string;
+  private readonly ballast: Ballast | null;
   /** Where the last claim shared out per tenant stopped (claim.ts). */
   private readonly tenantCursor: TenantCursor = { after: "" };
 
@@ -99,6 +111,14 @@ export class SqliteStore implements Store {
     const bg = options.backgroundCheckpoints;
     if (bg !== undefined && typeof bg !== "boolean") {
       throw new InvalidOptionError("backgroundCheckpoints", "true or false", bg);
+    }
+    const ballastBytes = options.ballastBytes ?? DEFAULT_BALLAST_BYTES;
+    if (!Number.isInteger(ballastBytes) || ballastBytes < 0 || ballastBytes > 2 ** 40) {
+      throw new InvalidOptionError(
+        "ballastBytes",
+        "an integer of bytes from 0 to 2^40",
+        ballastBytes,
+      );
     }
     const background = bg ?? options.path !== ":memory:";
     this.path = options.path;
@@ -127,7 +147,18 @@ export class SqliteStore implements Store {
     }
     for (const name of RAW_JOB_STATEMENTS) prepared[name].raw(true);
     this.s = prepared;
-    this.ctx = new SqliteContext(this.db, prepared, this.bucketWidthMs, this.shardCount);
+    this.ballast =
+      options.path === ":memory:" || ballastBytes === 0
+        ? null
+        : new Ballast(`${this.location}.ballast`, ballastBytes);
+    this.ballast?.ensure();
+    this.ctx = new SqliteContext(
+      this.db,
+      prepared,
+      this.bucketWidthMs,
+      this.shardCount,
+      this.ballast,
+    );
   }
 
   /** The underlying connection, for store-specific tests and benchmarks only. */
@@ -145,7 +176,13 @@ export class SqliteStore implements Store {
   }
 
   async jobsInsert(params: { jobs: readonly NewJob[]; now: number }): Promise<InsertResult[]> {
-    return this.ctx.write("inserting jobs", () => insertJobs(this.ctx, params.jobs, params.now));
+    // While the ballast is released the space is kept for firing: creates are refused.
+    this.ballast?.refuseWhileShort("inserting jobs");
+    return this.ctx.write(
+      "inserting jobs",
+      () => insertJobs(this.ctx, params.jobs, params.now),
+      true,
+    );
   }
 
   async jobGet(params: { id: string; tenant?: string }): Promise<Job | null> {
@@ -197,16 +234,17 @@ export class SqliteStore implements Store {
     );
   }
 
-  /** Rewrites the meta row `storage_probe` (one page in the WAL), in a write transaction. */
   /**
-   * Free space of the file's filesystem, at least STORAGE_PROBE_MIN_FREE bytes: a small
-   * test write would prove nothing, since SQLite commits small transactions into free
-   * pages and the WAL's reused space on a disk that refuses a larger one.
+   * Whether storage takes writes again, from the free space of the file's filesystem: at
+   * least STORAGE_PROBE_MIN_FREE bytes, and, after the ballast was released, room to write
+   * it back (which this does, ending the refusal of creates). A small test write would prove
+   * nothing: SQLite commits small transactions into free pages and the WAL's reused space
+   * on a disk that refuses a larger one.
    */
   async storageProbe(_params: { now: number }): Promise<void> {
     if (this.path === ":memory:") return;
-    const fs = statfsSync(dirname(this.path));
-    const free = fs.bavail * fs.bsize;
+    this.ballast?.refuseWhileShort("probing storage");
+    const free = freeBytes(this.path);
     if (free < STORAGE_PROBE_MIN_FREE) {
       throw new StorageFullError(
         `probing storage (${Math.floor(free / 1024)} KiB free beside the database file, ${STORAGE_PROBE_MIN_FREE / 1024} KiB wanted)`,
