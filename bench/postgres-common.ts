@@ -4,6 +4,8 @@
  * pg_stat_statements loaded, as in the tests), job generation and bulk backlog loading,
  * and statement counting.
  */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createIdGenerator } from "../src/core/ids.js";
 import type { NewJob } from "../src/core/job.js";
 import { PartitionMaintenance } from "../src/stores/postgres/partition-maintenance.js";
@@ -215,4 +217,55 @@ export async function tableBytes(store: PostgresStore, table: string): Promise<n
 
 export function mib(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
+/**
+ * CPU time (user + system, ms) the whole PostgreSQL server has used so far: the postmaster
+ * and every live child (backends, walwriter, checkpointer, autovacuum) from /proc, plus its
+ * exited children (cutime/cstime, which the postmaster reaps). Linux only; the server must
+ * be on this machine (a PG_URL server on 127.0.0.1 is). A figure independent of how many
+ * cores the machine has, unlike a rate.
+ */
+export async function pgCpuMs(store: PostgresStore): Promise<number> {
+  const { rows } = await store.connection.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+  const postmaster = statOf(rows[0]!.pid).ppid;
+  const pm = statOf(postmaster);
+  let ticks = pm.utime + pm.stime + pm.cutime + pm.cstime;
+  for (const child of childPids(postmaster)) {
+    try {
+      const c = statOf(child);
+      ticks += c.utime + c.stime;
+    } catch {
+      // exited meanwhile: counted in the postmaster's cutime next time
+    }
+  }
+  return (ticks * 1000) / CLOCK_TICKS;
+}
+
+/** Clock ticks per second of /proc's times (USER_HZ: 100 on Linux for every architecture we run on). */
+const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+
+function statOf(pid: number): {
+  ppid: number;
+  utime: number;
+  stime: number;
+  cutime: number;
+  cstime: number;
+} {
+  const raw = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name (which may hold spaces), from field 3 on.
+  const f = raw.slice(raw.lastIndexOf(")") + 2).split(" ");
+  const n = (i: number) => Number(f[i - 3]);
+  return { ppid: n(4), utime: n(14), stime: n(15), cutime: n(16), cstime: n(17) };
+}
+
+function childPids(pid: number): number[] {
+  try {
+    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
 }

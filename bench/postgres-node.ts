@@ -1,32 +1,44 @@
 /**
- * One scheduler node process for the PostgreSQL dispatch benchmark: a Scheduler on a
- * PostgresStore with shard leases, a no-op handler, default claim batch and concurrency.
- * Prints "started" once its first heartbeat is done; SIGTERM stops it (exit 0).
+ * One scheduler node process for the PostgreSQL dispatch benchmark, started as a user
+ * starts one: `createScheduler({ db })` with every default (claim batch, concurrency, shard
+ * leases and partition maintenance from the store), a no-op handler. Talks to the
+ * benchmark over IPC, so finding out how far it got costs the database nothing:
  *
- * argv: url schema nodeId
+ * - sends `{ ready: true }` once the store is open;
+ * - on `"start"` starts the scheduler and answers `{ started: true }`;
+ * - on `"report"` answers `{ succeeded, cpuMs }` (jobs it has fired, and this process's CPU
+ *   time, user + system, since "start");
+ * - on SIGTERM stops and exits 0.
+ *
+ * argv: url schema nodeName
  */
-import { Scheduler } from "../src/api/scheduler.js";
-import { PostgresStore } from "../src/stores/postgres/postgres-store.js";
-import { ShardLeases } from "../src/stores/postgres/shard-leases.js";
+import { createScheduler } from "../src/create-scheduler.js";
 
-const [url, schema, nodeId] = process.argv.slice(2) as [string, string, string];
-const store = await PostgresStore.open({ url, schema, poolSize: 8 });
-const leases = new ShardLeases(store.context, { nodeId, heartbeatMs: 500, ttlMs: 1500 });
-const scheduler = new Scheduler({
-  store,
-  nodeId,
-  maxIdleMs: 30_000,
-  shards: () => leases.owned(),
+const [url, schema, nodeName] = process.argv.slice(2) as [string, string, string];
+const scheduler = await createScheduler({ db: `${url}?schema=${schema}`, nodeName });
+let succeeded = 0;
+scheduler.on("succeeded", () => {
+  succeeded++;
 });
 scheduler.handle("noop", () => undefined);
-await leases.start();
-scheduler.start();
-process.stdout.write("started\n");
+let cpuAtStart = process.cpuUsage();
+const send = (m: unknown): void => {
+  process.send?.(m);
+};
+process.on("message", (m) => {
+  if (m === "start") {
+    cpuAtStart = process.cpuUsage();
+    scheduler.start();
+    send({ started: true });
+  } else if (m === "report") {
+    const cpu = process.cpuUsage(cpuAtStart);
+    send({ succeeded, cpuMs: (cpu.user + cpu.system) / 1000 });
+  }
+});
+send({ ready: true });
 process.once("SIGTERM", () => {
   void (async () => {
-    await scheduler.stop();
-    await leases.stop();
-    await store.close();
+    await scheduler.close();
     process.exit(0);
   })();
 });
