@@ -17,6 +17,22 @@ describe("examples", () => {
     expect(readme).toContain("```ts\n" + example + "```");
   });
 
+  it("the README's first screen imports only what the package's entries export", async () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const screen = readme.slice(
+      readme.indexOf("## Three ways in"),
+      readme.indexOf("- **Flat poll"),
+    );
+    const imports = [...screen.matchAll(/^import \{ ([^}]+) \} from "(duetime[^"]*)";$/gm)];
+    expect(imports.map((m) => m[2])).toEqual(["duetime", "duetime/client", "duetime/webhooks"]);
+    for (const [, names, entry] of imports) {
+      const mod = (await import(entry!)) as Record<string, unknown>;
+      for (const name of names!.split(",").map((n) => n.trim())) {
+        expect(typeof mod[name], `${entry} exports ${name}`).toBe("function");
+      }
+    }
+  });
+
   it("examples/quickstart.ts runs against the built package and fires its reminders", async () => {
     const { stdout } = await run(process.execPath, ["--import", "tsx", "examples/quickstart.ts"], {
       cwd: root,
