@@ -12,7 +12,7 @@ import {
   type ScheduleContext,
   type ScheduleInput,
 } from "../core/schedule-input.js";
-import { resolveDueTime, type DueTimeFields } from "../core/due-time.js";
+import { DUE_TIME_FIELDS, resolveDueTime, type DueTimeFields } from "../core/due-time.js";
 import { rejectUnknownFields, requireInteger, requireString } from "../core/validate.js";
 import type { BucketCount, CancelResult, RescheduleResult, Store } from "../store/store.js";
 import type { DispatchOutcome, Handler } from "../engine/dispatcher.js";
@@ -57,8 +57,10 @@ export interface MoveOptions extends PastTimePolicy {
   readonly tenant?: string;
   /** Apply only if the job is still at this version. */
   readonly expectedVersion?: number;
-  /** IANA zone for a natural-language due time. Default UTC. */
+  /** IANA zone for a wall-time or natural-language due time. Default: the `timeZone` option. */
   readonly timeZone?: string;
+  /** Language of a natural-language due time ("fr"). Default English. */
+  readonly locale?: string;
 }
 
 /** What `storeInfo` tells of the store, without handing it out. */
@@ -210,6 +212,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       defaultMaxAttempts: this.options.maxAttempts,
       maxPayloadBytes: this.options.maxPayloadBytes,
       maxPastMs: this.pastLimit(opts),
+      defaultTimeZone: this.options.timeZone,
     };
   }
 
@@ -365,8 +368,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   ): Promise<RescheduleResult> {
     if (typeof id !== "string") throw new InvalidJobError("id", "a job id string", id);
     const now = this.clock.now();
-    const fields = dueTimeFields(when, opts.timeZone);
-    const dueAt = resolveDueTime(fields, { now, maxPastMs: this.pastLimit(opts) });
+    const fields = dueTimeFields(when, opts);
+    const dueAt = resolveDueTime(fields, {
+      now,
+      maxPastMs: this.pastLimit(opts),
+      defaultTimeZone: this.options.timeZone,
+    });
     // a safe integer: past that PostgreSQL answers an error for the bigint, not a conflict
     if (opts.expectedVersion !== undefined) {
       requireInteger(opts.expectedVersion, "expectedVersion", 0, Number.MAX_SAFE_INTEGER);
@@ -530,10 +537,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
  * A move's due time as resolveDueTime reads it: a bare time (with the call's `timeZone`),
  * or the fields of a reschedule body, nothing else.
  */
-function dueTimeFields(when: DueTime | DueTimeFields, timeZone?: string): DueTimeFields {
+function dueTimeFields(when: DueTime | DueTimeFields, opts: MoveOptions): DueTimeFields {
   if (typeof when === "object" && when !== null && !(when instanceof Date)) {
-    rejectUnknownFields(when as Record<string, unknown>, ["dueAt", "delayMs", "timeZone"], "");
+    rejectUnknownFields(when as Record<string, unknown>, DUE_TIME_FIELDS, "");
     return when;
   }
-  return { dueAt: when, ...(timeZone === undefined ? {} : { timeZone }) };
+  return {
+    dueAt: when,
+    ...(opts.timeZone === undefined ? {} : { timeZone: opts.timeZone }),
+    ...(opts.locale === undefined ? {} : { locale: opts.locale }),
+  };
 }

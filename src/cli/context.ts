@@ -123,10 +123,21 @@ export function cliTime(
 }
 
 /** The IANA zone for reading and showing wall-clock times: --tz, else the system's. */
-export function resolveTimeZone(tz: string | undefined): string {
+export function resolveTimeZone(tz: string | undefined, flag = "--tz"): string {
   const zone = tz ?? systemTimeZone();
-  assertTimeZone(zone, "--tz");
+  assertTimeZone(zone, flag);
   return zone;
+}
+
+/**
+ * `--time-zone` of the long-running commands (serve, mcp): the scheduler's `timeZone`, in
+ * which a request's wall time or words are read when it names no zone. UTC unless given (a
+ * service answers clients anywhere, unlike a person at a terminal).
+ */
+export function serviceTimeZone(flag: string | undefined): { timeZone?: string } {
+  if (flag === undefined) return {};
+  assertTimeZone(flag, "--time-zone");
+  return { timeZone: flag };
 }
 
 /**

@@ -33,6 +33,7 @@ Exit codes:
 const FIELD_NAMES: Readonly<Record<string, string>> = {
   dueAt: "when",
   timeZone: "--tz",
+  locale: "--locale",
   target: "--target",
   payload: "--payload",
   key: "--key",

@@ -1,10 +1,19 @@
 import { Described, InvalidJobError, describeReceived } from "./errors.js";
 import { assertLocale } from "./locales.js";
-import { isEpochMs, MAX_TIME_ZONE, parseDueTime, requireInstant } from "./time-input.js";
+import {
+  assertTimeZone,
+  isEpochMs,
+  MAX_TIME_ZONE,
+  parseDueTime,
+  requireInstant,
+} from "./time-input.js";
 import { optionalString, prefixText, requireInteger, type FieldPrefix } from "./validate.js";
 
 /** Longest delay `delayMs` (and `expireAfterMs`) may ask for: 100 years, in ms. */
 export const MAX_DELAY_MS = 100 * 365 * 86_400_000;
+
+/** The fields that say when a job is due, as schedule and reschedule bodies carry them. */
+export const DUE_TIME_FIELDS = ["dueAt", "delayMs", "timeZone", "locale"] as const;
 
 /** The fields that say when a job is due, as schedule and reschedule bodies carry them. */
 export interface DueTimeFields {
@@ -34,6 +43,13 @@ export function resolveDueTime(
   prefix: FieldPrefix = "",
 ): number {
   let dueAt: number;
+  // Checked whenever given, whatever they are used for: a zone or locale sent with delayMs
+  // or epoch ms is still the caller's statement, and answers show the zone.
+  // (field names built only when the field is there: this runs on every job of a batch)
+  const givenZone = optionalString(input.timeZone, "timeZone", TIME_ZONE_RULE, prefix);
+  if (givenZone !== undefined) assertTimeZone(givenZone, `${prefixText(prefix)}timeZone`);
+  const locale = optionalString(input.locale, "locale", LOCALE_RULE, prefix);
+  if (locale !== undefined) assertLocale(locale, `${prefixText(prefix)}locale`);
   if (input.dueAt !== undefined && input.delayMs !== undefined) {
     throw new InvalidJobError(
       `${prefixText(prefix)}delayMs`,
@@ -45,10 +61,7 @@ export function resolveDueTime(
     const delay = requireInteger(input.delayMs, "delayMs", 0, MAX_DELAY_MS, prefix);
     dueAt = requireInstant(ctx.now + delay, `${prefixText(prefix)}delayMs`, input.delayMs);
   } else if (input.dueAt !== undefined) {
-    const timeZone =
-      optionalString(input.timeZone, "timeZone", TIME_ZONE_RULE, prefix) ?? ctx.defaultTimeZone;
-    const locale = optionalString(input.locale, "locale", LOCALE_RULE, prefix);
-    if (locale !== undefined) assertLocale(locale, `${prefixText(prefix)}locale`);
+    const timeZone = givenZone ?? ctx.defaultTimeZone;
     if (isEpochMs(input.dueAt)) {
       // the bulk path's common case: no options object, no name strings
       dueAt = input.dueAt;

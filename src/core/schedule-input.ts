@@ -68,6 +68,8 @@ export interface ScheduleContext {
   readonly maxPayloadBytes: number;
   /** How far in the past a due time may be (ms), or null for no limit. */
   readonly maxPastMs: number | null;
+  /** Zone for wall times and natural language when the input names none. Default UTC. */
+  readonly defaultTimeZone?: string;
   /** Prefix for field names in errors ("jobs[3]."); the third argument overrides it. */
   readonly fieldPrefix?: string;
 }

@@ -3,6 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Clock } from "../core/clock.js";
 import { systemClock } from "../core/clock.js";
 import { InvalidOptionError } from "../core/errors.js";
+import { assertTimeZone } from "../core/time-input.js";
 import type { Store } from "../store/store.js";
 import { defaultLogger, type Logger } from "./logger.js";
 
@@ -28,6 +29,11 @@ export interface SchedulerOptions {
   readonly nodeId?: string;
   /** Tenant of jobs scheduled without one. Default "default". */
   readonly defaultTenant?: string;
+  /**
+   * IANA zone in which a due time written as a wall time ("2026-12-03T10:00:00") or in words
+   * ("tomorrow 9am") is read when the call names none. Default "UTC".
+   */
+  readonly timeZone?: string;
   /** Handlers running at once. Default 100. */
   readonly concurrency?: number;
   /**
@@ -166,6 +172,7 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
     nodeName: nodeName(o),
     leaseOwner: "",
     defaultTenant: o.defaultTenant ?? "default",
+    timeZone: optionTimeZone(o.timeZone),
     concurrency,
     tenantConcurrency: int(
       o.tenantConcurrency,
@@ -280,4 +287,14 @@ function int(value: unknown, name: string, dflt: number, min: number, max: numbe
     throw new InvalidOptionError(name, `an integer from ${min} to ${max}`, value);
   }
   return value;
+}
+
+function optionTimeZone(zone: unknown): string {
+  if (zone === undefined) return "UTC";
+  try {
+    assertTimeZone(zone, "timeZone");
+  } catch {
+    throw new InvalidOptionError("timeZone", "an IANA time zone name such as Europe/Paris", zone);
+  }
+  return zone;
 }

@@ -10,6 +10,7 @@ import { STORAGE_FULL_RETRY_AFTER_S, storageFullFault } from "../http/storage-fu
 const TOOL_FIELDS: Readonly<Record<string, string>> = {
   dueAt: "scheduled_at",
   timeZone: "timezone",
+  locale: "locale",
   target: "webhook_url",
   targetOptions: "webhook_headers",
   key: "idempotency_key",

@@ -43,11 +43,15 @@ function strict<T extends z.ZodRawShape>(shape: T) {
 }
 
 const WHEN =
-  'ISO 8601 time with offset ("2026-12-01T09:00:00+01:00"), a delay ("in 10 minutes", ' +
-  '"in 2h 30m") or natural language ("tomorrow 9am", "next friday at 17:30") read in `timezone`';
+  'ISO 8601 time ("2026-12-01T09:00:00+01:00"; without an offset, "2026-12-01T09:00:00", a ' +
+  'wall time in `timezone`), a delay ("in 10 minutes", "in 2h 30m") or natural language ' +
+  '("tomorrow 9am", "next friday at 17:30") read in `timezone`. A past time runs at once';
 const TIMEZONE =
-  "IANA time zone (e.g. Europe/Paris) in which natural-language times are read and the due " +
-  "time is shown. Default UTC.";
+  "IANA time zone (e.g. Europe/Paris) in which wall times and natural language are read and " +
+  "the due time is shown. Default: the server's zone (UTC unless set).";
+const LOCALE =
+  'Language of a natural-language scheduled_at ("fr": "demain à 9h", "zh-Hant": "明天早上9點"). ' +
+  "Default English.";
 const MAX_DELAY_MS = 100 * 365 * 86_400_000;
 
 const statusEnum = z.enum(JOB_STATUSES as [JobStatus, ...JobStatus[]]);
@@ -58,6 +62,7 @@ export const createTaskInput = strict({
   ),
   scheduled_at: text("scheduled_at", MAX_TIME_TEXT).describe(`When it is due: ${WHEN}.`),
   timezone: text("timezone", MAX_TIME_ZONE).optional().describe(TIMEZONE),
+  locale: text("locale", 35).optional().describe(LOCALE),
   webhook_url: text("webhook_url", 2048)
     .optional()
     .describe(
@@ -110,14 +115,20 @@ export const listTasksInput = strict({
   limit: integer("limit", 1, 100).optional().describe("Tasks per page, 1 to 100. Default 20."),
 });
 
-const taskId = text("id", 64).describe("The task id returned by task.create or task.list.");
+const TASK_ID = "The task's job_id (or id), as task.create and task.list return it.";
+/** A task is named by `job_id` (the prototype's name) or `id`: either, or both alike. */
+const taskIdFields = {
+  job_id: text("job_id", 64).optional().describe(TASK_ID),
+  id: text("id", 64).optional().describe(`The same as job_id. ${TASK_ID}`),
+};
 
-export const taskIdInput = strict({ id: taskId });
+export const taskIdInput = strict(taskIdFields);
 
 export const rescheduleTaskInput = strict({
-  id: taskId,
+  ...taskIdFields,
   scheduled_at: text("scheduled_at", MAX_TIME_TEXT).describe(`The new due time: ${WHEN}.`),
   timezone: text("timezone", MAX_TIME_ZONE).optional().describe(TIMEZONE),
+  locale: text("locale", 35).optional().describe(LOCALE),
   expected_version: integer("expected_version", 0, Number.MAX_SAFE_INTEGER)
     .optional()
     .describe(

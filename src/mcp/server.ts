@@ -29,10 +29,11 @@ export interface CreateMcpServerOptions {
    */
   readonly webhooks?: boolean;
   /**
-   * How far in the past `scheduled_at` may be, in ms; such a task fires at once. Further
-   * back is refused as a likely mistake. Default 60000.
+   * How far in the past `scheduled_at` may be, in ms; null accepts any. A past task fires at
+   * once and task.create says how overdue it was. Default null: the seed prototype's clients
+   * create a past task on purpose (docs/mcp.md). The HTTP API keeps its own tolerance.
    */
-  readonly maxPastMs?: number;
+  readonly maxPastMs?: number | null;
   /**
    * Tool names as `task.create` (".", default) or `task_create` ("_") for clients that
    * allow only letters, digits, "_" and "-" in tool names.
@@ -49,8 +50,8 @@ export interface CreateMcpServerOptions {
 }
 
 const INSTRUCTIONS = `duetime schedules one-shot tasks: reminders (no webhook) and webhooks (an HTTP POST at the due time).
-Times: ISO 8601 with offset, "in 10 minutes", or natural language such as "tomorrow 9am" read in the given IANA timezone (default UTC); pass the user's timezone.
-task.create answers with the task id; task.status shows its state (pending, claimed, succeeded, dead, cancelled, expired), fired time and last result or error.
+Times: ISO 8601 (with an offset, or without one: a wall time in the given IANA timezone), "in 10 minutes", or natural language such as "tomorrow 9am" read in that timezone (default: the server's, UTC unless set); pass the user's timezone, and locale for other languages ("fr", "de", "zh-Hant"). A past time runs at once.
+task.create answers with the task's job_id; task.status, task.cancel and task.reschedule take job_id (or id); task.status shows its state (pending, claimed, succeeded, dead, cancelled, expired), fired time and last result or error.
 task.cancel and task.reschedule give a definite outcome: done, too-late (already firing or finished) or not-found.`;
 
 /**
@@ -140,7 +141,7 @@ interface ResolvedMcpOptions {
   readonly scheduler: Scheduler;
   readonly tenant: string;
   readonly webhooks: boolean;
-  readonly maxPastMs: number;
+  readonly maxPastMs: number | null;
   readonly toolNameSeparator: "." | "_";
   readonly version: string;
   readonly allowPrivateTargets: boolean;
@@ -158,9 +159,9 @@ function resolveOptions(o: CreateMcpServerOptions): ResolvedMcpOptions {
     }
     throw err;
   }
-  const maxPastMs = o.maxPastMs ?? 60_000;
-  if (!Number.isInteger(maxPastMs) || maxPastMs < 0) {
-    throw new InvalidOptionError("maxPastMs", "an integer >= 0", o.maxPastMs);
+  const maxPastMs = o.maxPastMs ?? null;
+  if (maxPastMs !== null && (!Number.isInteger(maxPastMs) || maxPastMs < 0)) {
+    throw new InvalidOptionError("maxPastMs", "an integer >= 0, or null for any", o.maxPastMs);
   }
   if (o.allowPrivateTargets !== undefined && typeof o.allowPrivateTargets !== "boolean") {
     throw new InvalidOptionError("allowPrivateTargets", "a boolean", o.allowPrivateTargets);

@@ -9,9 +9,13 @@ import { REMINDER_TARGET } from "./reminders.js";
  * stay out: they mean nothing to an assistant.
  */
 export interface TaskView {
+  /** The task's id, under the name the seed prototype's clients read. */
+  readonly job_id: string;
   readonly id: string;
   readonly description: string | null;
   readonly status: JobStatus;
+  /** Whether the task ran to success (status succeeded): the prototype's "completed". */
+  readonly completed: boolean;
   /** "reminder" (fires inside duetime) or "webhook" (POSTs to webhook_url). */
   readonly kind: "reminder" | "webhook" | "handler";
   readonly webhook_url: string | null;
@@ -45,9 +49,11 @@ export function taskView(job: Job): TaskView {
   const timezone = typeof p.timezone === "string" && validZone(p.timezone) ? p.timezone : null;
   const webhook = /^https?:\/\//i.test(job.target);
   return {
+    job_id: job.id,
     id: job.id,
     description: typeof p.description === "string" ? p.description : null,
     status: job.status,
+    completed: job.status === "succeeded",
     kind: job.target === REMINDER_TARGET ? "reminder" : webhook ? "webhook" : "handler",
     webhook_url: webhook ? job.target : null,
     scheduled_at: isoInstant(job.dueAt),
@@ -78,7 +84,7 @@ export function statusLine(v: TaskView): string {
     case "claimed":
       return `claimed: task ${v.id}${what} is firing now (attempt ${v.attempts} of ${v.max_attempts})`;
     case "succeeded":
-      return `succeeded: task ${v.id}${what} fired at ${v.fired_at ?? "?"} (due ${when})`;
+      return `succeeded: task ${v.id}${what} completed, fired at ${v.fired_at ?? "?"} (due ${when})`;
     case "dead":
       return `dead: task ${v.id}${what} failed ${v.attempts} time(s); last error: ${v.last_error ?? "none"}`;
     case "cancelled":

@@ -1,6 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type * as z from "zod";
 import type { Scheduler } from "../api/scheduler.js";
+import { formatDuration } from "../core/duration-text.js";
 import { InvalidJobError } from "../core/errors.js";
 import type { JsonValue } from "../core/job.js";
 import { checkWebhookTarget } from "../core/webhook-target.js";
@@ -22,7 +23,8 @@ export interface ToolContext {
   readonly scheduler: Scheduler;
   readonly tenant: string;
   readonly webhooks: boolean;
-  readonly maxPastMs: number;
+  /** How far in the past scheduled_at may be, ms; null accepts any (it runs at once). */
+  readonly maxPastMs: number | null;
   /** Accept private, loopback and link-local webhook targets. */
   readonly allowPrivateTargets: boolean;
 }
@@ -39,7 +41,7 @@ export async function createTask(
   };
   const { job, created } = await ctx.scheduler.schedule(
     {
-      ...dueTime(args.scheduled_at, args.timezone),
+      ...dueTime(args),
       tenant: ctx.tenant,
       target: target.target,
       targetOptions: target.options,
@@ -51,10 +53,18 @@ export async function createTask(
     { maxPastMs: ctx.maxPastMs },
   );
   const task = taskView(job);
+  const overdueMs = created ? ctx.scheduler.now() - job.dueAt : 0;
+  const overdue =
+    overdueMs > 0 ? `; it was due ${formatDuration(overdueMs)} ago (overdue): it runs now` : "";
   const summary = created
-    ? `created: ${statusLine(task)}`
+    ? `created: ${statusLine(task)}${overdue}`
     : `existing: idempotency_key ${JSON.stringify(job.key)} is held by live task ${job.id}; nothing new was created. ${statusLine(task)}`;
-  return ok(summary, { outcome: created ? "created" : "existing", task });
+  return ok(summary, {
+    outcome: created ? "created" : "existing",
+    job_id: job.id,
+    ...(overdueMs > 0 ? { overdue_ms: overdueMs } : {}),
+    task,
+  });
 }
 
 export async function listTasks(
@@ -82,8 +92,10 @@ export async function taskStatus(
   ctx: ToolContext,
   args: z.infer<typeof taskIdInput>,
 ): Promise<CallToolResult> {
-  const job = await ctx.scheduler.get(args.id, { tenant: ctx.tenant });
-  if (job === null) return notFound(args.id);
+  const id = taskIdOf(args);
+  if (id === null) return noIdGiven();
+  const job = await ctx.scheduler.get(id, { tenant: ctx.tenant });
+  if (job === null) return notFound(id);
   const task = taskView(job);
   return ok(statusLine(task), { task });
 }
@@ -92,10 +104,12 @@ export async function cancelTask(
   ctx: ToolContext,
   args: z.infer<typeof taskIdInput>,
 ): Promise<CallToolResult> {
-  const r = await ctx.scheduler.cancel(args.id, { tenant: ctx.tenant });
+  const id = taskIdOf(args);
+  if (id === null) return noIdGiven();
+  const r = await ctx.scheduler.cancel(id, { tenant: ctx.tenant });
   switch (r.outcome) {
     case "not-found":
-      return notFound(args.id);
+      return notFound(id);
     case "cancelled": {
       const task = taskView(r.job);
       return ok(`cancelled: ${statusLine(task)}`, { outcome: "cancelled", task });
@@ -116,12 +130,14 @@ export async function rescheduleTask(
   ctx: ToolContext,
   args: z.infer<typeof rescheduleTaskInput>,
 ): Promise<CallToolResult> {
-  const r = await ctx.scheduler.reschedule(args.id, dueTime(args.scheduled_at, args.timezone), {
+  const id = taskIdOf(args);
+  if (id === null) return noIdGiven();
+  const r = await ctx.scheduler.reschedule(id, dueTime(args), {
     tenant: ctx.tenant,
     maxPastMs: ctx.maxPastMs,
     ...(args.expected_version === undefined ? {} : { expectedVersion: args.expected_version }),
   });
-  if (r.outcome === "not-found") return notFound(args.id);
+  if (r.outcome === "not-found") return notFound(id);
   const task = taskView(r.job);
   switch (r.outcome) {
     case "rescheduled":
@@ -151,8 +167,28 @@ export async function rescheduleTask(
  * tolerance (`maxPastMs`, passed with each call), so the tools and the HTTP API share one
  * check. withInputErrors relabels the library's field names as scheduled_at, timezone.
  */
-function dueTime(when: string, timeZone: string | undefined): { dueAt: string; timeZone?: string } {
-  return { dueAt: when, ...(timeZone === undefined ? {} : { timeZone }) };
+function dueTime(args: {
+  scheduled_at: string;
+  timezone?: string | undefined;
+  locale?: string | undefined;
+}): { dueAt: string; timeZone?: string; locale?: string } {
+  return {
+    dueAt: args.scheduled_at,
+    ...(args.timezone === undefined ? {} : { timeZone: args.timezone }),
+    ...(args.locale === undefined ? {} : { locale: args.locale }),
+  };
+}
+
+/** The task a call names: `job_id` or `id` (both may be given if they agree); null for none. */
+function taskIdOf(args: { job_id?: string | undefined; id?: string | undefined }): string | null {
+  if (args.job_id !== undefined && args.id !== undefined && args.job_id !== args.id) {
+    throw new InvalidJobError(
+      "job_id",
+      `the same task as id (${args.id}), or only one of them`,
+      args.job_id,
+    );
+  }
+  return args.job_id ?? args.id ?? null;
 }
 
 function webhookTarget(
@@ -189,7 +225,20 @@ function webhookTarget(
 }
 
 function notFound(id: string): CallToolResult {
-  return toolError(`not-found: no task ${id}`, { outcome: "not-found", id });
+  return toolError(`not-found: no task ${id} (task not found)`, {
+    outcome: "not-found",
+    job_id: id,
+    id,
+  });
+}
+
+/** A call naming no task finds none: a definite answer the model can act on. */
+function noIdGiven(): CallToolResult {
+  return toolError("not-found: no job_id (or id) given, so no task was found; pass job_id", {
+    outcome: "not-found",
+    job_id: null,
+    id: null,
+  });
 }
 
 function ok(summary: string, structured: Record<string, unknown>): CallToolResult {

@@ -14,6 +14,7 @@ export const HTTP_JOB_FIELDS = [
   "dueAt",
   "delayMs",
   "timeZone",
+  "locale",
   "target",
   "headers",
   "payload",

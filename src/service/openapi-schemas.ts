@@ -44,13 +44,19 @@ export const SCHEMAS: Record<string, unknown> = {
     properties: {
       dueAt: {
         description:
-          'When: ISO 8601 with offset, epoch ms, "in 10 minutes", or "tomorrow 9am" (read in timeZone). Exactly one of dueAt and delayMs.',
+          'When: ISO 8601 with an offset, or without one (a wall time read in timeZone), epoch ms, "in 10 minutes", or "tomorrow 9am" (read in timeZone, in locale\'s language). Exactly one of dueAt and delayMs.',
         oneOf: [{ type: "string" }, { type: "integer" }],
       },
       delayMs: { type: "integer", minimum: 0, description: "Fire this many ms from now" },
       timeZone: {
         type: "string",
-        description: "IANA zone for natural-language dueAt (default UTC)",
+        description:
+          "IANA zone for a wall-time or natural-language dueAt (default: the service's zone, UTC unless set)",
+      },
+      locale: {
+        type: "string",
+        description:
+          "Language of a natural-language dueAt: de, en (default), es, fi, fr, it, ja, nl, pt, ru, sv, uk, vi, zh, zh-Hans, zh-Hant",
       },
       target: { type: "string", format: "uri", description: "Webhook URL (http or https)" },
       headers: {
@@ -78,6 +84,7 @@ export const SCHEMAS: Record<string, unknown> = {
       dueAt: { oneOf: [{ type: "string" }, { type: "integer" }] },
       delayMs: { type: "integer", minimum: 0 },
       timeZone: { type: "string" },
+      locale: { type: "string" },
     },
   },
   Job: {
@@ -132,13 +139,31 @@ export const SCHEMAS: Record<string, unknown> = {
   JobCreated: {
     type: "object",
     required: ["created", "job"],
-    properties: { created: { type: "boolean" }, job: ref("Job") },
+    properties: {
+      created: { type: "boolean" },
+      dueAtLocal: {
+        type: "string",
+        description:
+          "The due time with the offset of timeZone (2026-12-03T10:00:00.000+01:00): the zone the request's time was read in",
+      },
+      timeZone: { type: "string", description: "The request's timeZone, else the service's" },
+      job: ref("Job"),
+    },
   },
   JobOutcome: {
     type: "object",
     required: ["outcome", "job"],
     properties: {
       outcome: { type: "string", enum: ["cancelled", "rescheduled"] },
+      dueAtLocal: {
+        type: "string",
+        description:
+          "With rescheduled: the due time with the offset of timeZone (2026-12-03T10:00:00.000+01:00): the zone the request's time was read in",
+      },
+      timeZone: {
+        type: "string",
+        description: "With rescheduled: the request's timeZone, else the service's",
+      },
       job: ref("Job"),
     },
   },

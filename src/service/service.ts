@@ -157,9 +157,6 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
           : mountMcpHandler({
               scheduler,
               allowPrivateTargets: o.allowPrivateTargets ?? false,
-              ...(scheduler.options.maxPastMs === null
-                ? {}
-                : { maxPastMs: scheduler.options.maxPastMs }),
               ...(o.version === undefined ? {} : { version: o.version }),
             }),
       isStopping: () => stopping,

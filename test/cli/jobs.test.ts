@@ -50,6 +50,19 @@ describe("duetime add", () => {
     expect(body.job.target).toBe("remind");
   });
 
+  it("reads an ISO time without an offset as a wall time in --tz, and words in --locale", async () => {
+    const wall = await add("2030-07-01T09:30", "--tz", "Europe/Paris");
+    expect(wall.code).toBe(0);
+    expect(wall.body.dueAtIso).toBe("2030-07-01T07:30:00.000Z");
+    const french = await add("demain à 9h", "--tz", "Europe/Paris", "--locale", "fr");
+    expect(french.code).toBe(0);
+    const w = wallParts(french.body.job.dueAt, "Europe/Paris");
+    expect([w.hour, w.minute]).toEqual([9, 0]);
+    const bad = await cli(["add", "demain", "--db", ws.db, "--target", "t", "--locale", "xx"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^error: --locale: expected a language tag duetime reads/);
+  });
+
   it('takes "in 10 minutes"', async () => {
     const before = Date.now();
     const { code, body } = await add("in 10 minutes");

@@ -69,7 +69,7 @@ describe("fuzz findings", () => {
         });
         expect(r.isError).toBe(true);
         const text = (r.content as { text: string }[])[0]!.text;
-        expect(text).toContain(`${shown}: expected no such field (known fields: id)`);
+        expect(text).toContain(`${shown}: expected no such field (known fields: job_id, id)`);
       }
     } finally {
       await client.close();

@@ -1,4 +1,7 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CLI, ROOT } from "../cli/helpers.js";
 
 /** What the tools answer, as the tests read it. */
 export interface ToolAnswer {
@@ -50,3 +53,51 @@ export async function callTask(
 }
 
 export { ensureBuilt } from "../cli/helpers.js";
+
+/** `duetime mcp <args>` as a client such as Claude Desktop runs it: the official SDK client over stdio. */
+export interface Running {
+  client: Client;
+  transport: StdioClientTransport;
+  stderr: () => string;
+  notices: { id?: string; event?: string }[];
+  noticeArrived: Set<() => void>;
+}
+
+export async function startMcp(args: string[]): Promise<Running> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "mcp", ...args],
+    cwd: ROOT,
+    stderr: "pipe",
+  });
+  let err = "";
+  transport.stderr?.on("data", (d: Buffer) => (err += d.toString()));
+  const client = new Client({ name: "duetime-test", version: "1.0.0" });
+  const notices: Running["notices"] = [];
+  const noticeArrived = new Set<() => void>();
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    notices.push(n.params.data as { id?: string });
+    for (const f of noticeArrived) f();
+  });
+  await client.connect(transport);
+  return { client, transport, stderr: () => err, notices, noticeArrived };
+}
+
+/** Resolves when the child reports the reminder `id` fired (no fixed sleep). */
+export function reminderNotice(r: Running, id: string, timeoutMs = 10_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = (): boolean => {
+      if (!r.notices.some((n) => n.event === "reminder" && n.id === id)) return false;
+      r.noticeArrived.delete(check);
+      clearTimeout(timer);
+      resolve();
+      return true;
+    };
+    const timer = setTimeout(() => {
+      r.noticeArrived.delete(check);
+      reject(new Error(`no reminder notice for ${id}; stderr:\n${r.stderr()}`));
+    }, timeoutMs);
+    r.noticeArrived.add(check);
+    check();
+  });
+}

@@ -89,7 +89,7 @@ describe("MCP over streamable HTTP", () => {
     ] as const) {
       const r = await call(b, tool, args);
       expect(r.isError, tool).toBe(true);
-      expect(r.text).toBe(`not-found: no task ${task.id}`);
+      expect(r.text).toBe(`not-found: no task ${task.id} (task not found)`);
     }
     const listB = await call(b, "task.list", {});
     expect(listB.structured).toEqual({ tasks: [], next_cursor: null });
@@ -149,7 +149,7 @@ describe("MCP over streamable HTTP", () => {
     await h.scheduler.idle();
     const fired = await call(a, "task.status", { id: task.id });
     expect(fired.text.split("\n")[0]).toBe(
-      `succeeded: task ${task.id} "standup" fired at ${new Date(due).toISOString()} (due 2026-03-02T09:00:00.000+01:00)`,
+      `succeeded: task ${task.id} "standup" completed, fired at ${new Date(due).toISOString()} (due 2026-03-02T09:00:00.000+01:00)`,
     );
     expect(fired.structured.task).toMatchObject({
       status: "succeeded",

@@ -55,6 +55,40 @@ describe("POST /v1/jobs", () => {
     expect(wall).toBe("09:00");
   });
 
+  it("reads a wall time in timeZone and words in locale, answering the local time and zone", async () => {
+    const wall = await t.api("POST", "/v1/jobs", {
+      body: { dueAt: "2030-07-01T09:30:00", timeZone: "Europe/Paris", target: TARGET },
+    });
+    expect(wall.status).toBe(201);
+    expect(wall.body).toMatchObject({
+      dueAtLocal: "2030-07-01T09:30:00.000+02:00",
+      timeZone: "Europe/Paris",
+      job: { dueAt: "2030-07-01T07:30:00.000Z" },
+    });
+    const french = await t.api("POST", "/v1/jobs", {
+      body: { dueAt: "demain à 9h", timeZone: "Europe/Paris", locale: "fr", target: TARGET },
+    });
+    expect(french.status).toBe(201);
+    expect(french.body.dueAtLocal).toMatch(/T09:00:00\.000\+0[12]:00$/);
+    const moved = await t.api("POST", `/v1/jobs/${french.body.job.id}/reschedule`, {
+      body: { dueAt: "morgen um 10 Uhr", timeZone: "Europe/Berlin", locale: "de" },
+    });
+    expect(moved.status).toBe(200);
+    expect(moved.body).toMatchObject({ outcome: "rescheduled", timeZone: "Europe/Berlin" });
+    expect(moved.body.dueAtLocal).toMatch(/T10:00:00\.000\+0[12]:00$/);
+    const bad = await t.api("POST", "/v1/jobs", {
+      body: { dueAt: "demain à 9h", locale: "xx", target: TARGET },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: "invalid", field: "locale", received: '"xx"' });
+    // a zone is checked even beside delayMs, where it reads nothing
+    const zone = await t.api("POST", "/v1/jobs", {
+      body: { delayMs: 1000, timeZone: [null], target: TARGET },
+    });
+    expect(zone.status).toBe(400);
+    expect(zone.body.error).toMatchObject({ field: "timeZone" });
+  });
+
   it("an idempotency key returns the live job with 200 and stores nothing new", async () => {
     const body = { dueAt: "in 1 hour", target: TARGET, key: "order-7" };
     const first = await t.api("POST", "/v1/jobs", { body });
@@ -268,5 +302,24 @@ describe("GET /v1/stats, health and metrics", () => {
     expect(m.body).toMatch(
       /duetime_http_requests_total\{method="POST",route="\/v1\/jobs",status="201"\} 1/,
     );
+  });
+});
+
+describe("the service's time zone", () => {
+  it("reads a request's wall time in the scheduler's timeZone when the request names none", async () => {
+    const tokyo = await startTestService({ scheduler: { timeZone: "Asia/Tokyo" } });
+    try {
+      const r = await tokyo.api("POST", "/v1/jobs", {
+        body: { dueAt: "2030-01-02T09:00:00", target: TARGET },
+      });
+      expect(r.status).toBe(201);
+      expect(r.body).toMatchObject({
+        timeZone: "Asia/Tokyo",
+        dueAtLocal: "2030-01-02T09:00:00.000+09:00",
+        job: { dueAt: "2030-01-02T00:00:00.000Z" },
+      });
+    } finally {
+      await tokyo.close();
+    }
   });
 });

@@ -19,6 +19,7 @@ interface AddOptions {
   payload?: string;
   key?: string;
   tz?: string;
+  locale?: string;
   tenant?: string;
   maxAttempts?: string;
   expireAfter?: string;
@@ -31,11 +32,15 @@ export function registerAdd(program: Command): void {
   program
     .command("add")
     .description("schedule a job")
-    .argument("<when>", 'ISO time with offset, epoch ms, "in 10 minutes", "tomorrow 9am"')
+    .argument(
+      "<when>",
+      'ISO time (without an offset: read in --tz), epoch ms, "in 10 minutes", "tomorrow 9am"',
+    )
     .requiredOption("--target <handler>", "handler name the job fires")
     .option("--payload <json>", "JSON payload handed to the handler")
     .option("--key <key>", "idempotency key: adding it again returns the live job holding it")
-    .option("--tz <iana>", "time zone for natural-language times (default: the system's)")
+    .option("--tz <iana>", "time zone for wall times and words (default: the system's)")
+    .option("--locale <tag>", 'language of <when> in words: fr ("demain à 9h"), de, ja, zh-Hant...')
     .option("--tenant <tenant>", "tenant owning the job")
     .option("--max-attempts <n>", "attempts before the job is dead")
     .option("--expire-after <ms>", "expire instead of firing when claimed this late (ms)")
@@ -51,7 +56,9 @@ export function registerAdd(program: Command): void {
 Examples:
   duetime add "in 10 minutes" --target remind --payload '{"user":42}'
   duetime add "tomorrow 9am" --tz Europe/Paris --target wake --key wake-42
-  duetime add 2026-12-01T09:00:00+01:00 --target report`,
+  duetime add 2026-12-01T09:00:00+01:00 --target report
+  duetime add 2026-12-03T10:00 --tz Europe/Paris --target report   (a wall time in --tz)
+  duetime add "demain à 9h" --locale fr --tz Europe/Paris --target wake`,
     )
     .action(
       action(async (when: string, o: AddOptions, cmd: Command) => {
@@ -68,6 +75,7 @@ Examples:
           const input = {
             dueAt: cliTime(when, "when"),
             timeZone,
+            ...(o.locale === undefined ? {} : { locale: o.locale }),
             target: o.target,
             ...(o.payload === undefined ? {} : { payload: parsePayload(o.payload) }),
             ...(o.key === undefined ? {} : { key: o.key }),
@@ -109,6 +117,7 @@ Examples:
         const input: ScheduleInput = {
           dueAt: cliTime(when, "when"),
           timeZone,
+          ...(o.locale === undefined ? {} : { locale: o.locale }),
           target: o.target,
           ...(o.payload === undefined ? {} : { payload: parsePayload(o.payload) }),
           ...(o.key === undefined ? {} : { key: o.key }),

@@ -3,7 +3,14 @@ import type { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdi
 import { validateTenant } from "../../core/schedule-input.js";
 import { EXIT, usageError } from "../errors.js";
 import { escapeControls } from "../format.js";
-import { action, openScheduler, parseIntFlag, resolveDb, type GlobalOptions } from "../context.js";
+import {
+  action,
+  openScheduler,
+  parseIntFlag,
+  resolveDb,
+  serviceTimeZone,
+  type GlobalOptions,
+} from "../context.js";
 
 interface McpOptions {
   tenant: string;
@@ -11,6 +18,7 @@ interface McpOptions {
   allowPrivateTargets: boolean;
   toolNames: string;
   stopTimeout: string;
+  timeZone?: string;
 }
 
 /**
@@ -35,6 +43,10 @@ export function registerMcp(program: Command): void {
     )
     .option("--tool-names <style>", 'tool names "dotted" (task.create) or "underscore"', "dotted")
     .option("--stop-timeout <ms>", "how long a stop waits for running handlers", "5000")
+    .option(
+      "--time-zone <zone>",
+      "IANA zone for a scheduled_at wall time or words when the call gives no timezone (default UTC)",
+    )
     .addHelpText(
       "after",
       `
@@ -60,7 +72,7 @@ fires reminders). The process exits 0 when stdin closes or on SIGINT/SIGTERM.`,
           import("../../mcp/server.js"),
           import("../../mcp/reminders.js"),
         ]);
-        const scheduler = await openScheduler(cmd);
+        const scheduler = await openScheduler(cmd, serviceTimeZone(o.timeZone));
         const server = createMcpServer({
           scheduler,
           tenant,

@@ -10,6 +10,7 @@ import { reportMove } from "../outcomes.js";
 
 interface RescheduleOptions {
   tz?: string;
+  locale?: string;
   tenant?: string;
   expectedVersion?: string;
   json?: boolean;
@@ -21,8 +22,12 @@ export function registerReschedule(program: Command): void {
     .command("reschedule")
     .description("move a pending job to a new due time (snooze)")
     .argument("<id>", "job id")
-    .argument("<when>", 'new due time: ISO with offset, epoch ms, "in 1 hour", "monday 8am"')
-    .option("--tz <iana>", "time zone for natural-language times (default: the system's)")
+    .argument(
+      "<when>",
+      'new due time: ISO (without an offset: read in --tz), epoch ms, "in 1 hour", "monday 8am"',
+    )
+    .option("--tz <iana>", "time zone for wall times and words (default: the system's)")
+    .option("--locale <tag>", 'language of <when> in words: fr ("demain à 9h"), de, ja, zh-Hant...')
     .option("--tenant <tenant>", "only if the job belongs to this tenant")
     .option("--expected-version <n>", "apply only if the job is still at this version")
     .option("--json", "print the outcome as JSON")
@@ -34,6 +39,7 @@ export function registerReschedule(program: Command): void {
         const r = await withExistingScheduler(cmd, (s) =>
           s.reschedule(id, dueAt, {
             timeZone,
+            ...(o.locale === undefined ? {} : { locale: o.locale }),
             ...(o.tenant === undefined ? {} : { tenant: o.tenant }),
             ...(expectedVersion === undefined ? {} : { expectedVersion }),
           }),

@@ -1,6 +1,13 @@
 import type { Command } from "commander";
 import { EXIT } from "../errors.js";
-import { action, out, parseIntFlag, resolveDb, type GlobalOptions } from "../context.js";
+import {
+  action,
+  out,
+  parseIntFlag,
+  resolveDb,
+  serviceTimeZone,
+  type GlobalOptions,
+} from "../context.js";
 
 interface ServeOptions {
   port: string;
@@ -10,6 +17,7 @@ interface ServeOptions {
   rateLimit: string;
   concurrency: string;
   tenantConcurrency?: string;
+  timeZone?: string;
   webhookConnectionsPerOrigin: string;
   webhookConcurrencyPerOrigin?: string;
   quotaLiveJobs: string;
@@ -67,6 +75,10 @@ export function registerServe(program: Command): void {
       "0",
     )
     .option("--stop-timeout <ms>", "how long a stop waits for running deliveries", "15000")
+    .option(
+      "--time-zone <zone>",
+      "IANA zone for a dueAt wall time or words when the request gives no timeZone (default UTC)",
+    )
     .option("--log-level <level>", "pino log level (logs go to stderr)", "info")
     .option("--request-timeout <ms>", "time a client has to send a whole request", "30000")
     .option("--headers-timeout <ms>", "time a client has to send the request headers", "10000")
@@ -167,6 +179,7 @@ back, waits for running deliveries (--stop-timeout), closes the database and exi
             concurrency,
             ...optionalInt("tenantConcurrency", o.tenantConcurrency, "--tenant-concurrency"),
             ...nodeNameOf(o),
+            ...serviceTimeZone(o.timeZone),
           },
           logLevel: o.logLevel,
           version: cmd.parent?.version() ?? "0.0.0",

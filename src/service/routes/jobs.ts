@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Scheduler } from "../../api/scheduler.js";
+import { DUE_TIME_FIELDS } from "../../core/due-time.js";
+import { isoInZone } from "../../core/wall-time.js";
 import { Described, InvalidJobError, InvalidJobsError } from "../../core/errors.js";
 import type { Job } from "../../core/job.js";
 import { rejectUnknownFields, requireObject } from "../../core/validate.js";
@@ -50,7 +52,10 @@ function createRoutes(app: FastifyInstance, o: JobRoutesOptions): void {
   app.post("/v1/jobs", { bodyLimit: o.bodyLimit }, async (request, reply) => {
     const input = toScheduleInput(request.body, ctxOf(request));
     const { job, created } = await s.schedule(input);
-    return sendJob(reply.code(created ? 201 : 200), job, { created });
+    return sendJob(reply.code(created ? 201 : 200), job, {
+      created,
+      ...localDue(job, input.timeZone ?? s.options.timeZone),
+    });
   });
 
   app.post("/v1/jobs/batch", { bodyLimit: o.batchBodyLimit }, async (request, reply) => {
@@ -98,13 +103,16 @@ function changeRoutes(app: FastifyInstance, o: JobRoutesOptions): void {
     async (request, reply) => {
       const { id } = request.params;
       const expectedVersion = parseIfMatch(request.headers["if-match"]);
-      const r = await s.reschedule(id, rescheduleBody(request.body), {
+      const body = rescheduleBody(request.body);
+      const r = await s.reschedule(id, body, {
         tenant: request.tenant,
         ...(expectedVersion === undefined ? {} : { expectedVersion }),
       });
       switch (r.outcome) {
-        case "rescheduled":
-          return sendJob(reply, r.job, { outcome: r.outcome });
+        case "rescheduled": {
+          const zone = typeof body.timeZone === "string" ? body.timeZone : s.options.timeZone;
+          return sendJob(reply, r.job, { outcome: r.outcome, ...localDue(r.job, zone) });
+        }
         case "too-late":
           throw tooLate(r.job, "rescheduled");
         case "version-conflict":
@@ -146,6 +154,15 @@ function sendJob(reply: FastifyReply, job: Job, extra: Record<string, unknown> =
     .header("etag", etag(job))
     .header("location", `/v1/jobs/${job.id}`)
     .send({ ...extra, job: jobView(job) });
+}
+
+/**
+ * The due time as the clocks of the zone the request was read in show it, with that zone:
+ * "2026-12-03T10:00:00.000+01:00", "Europe/Paris" (the request's timeZone, else the
+ * service's).
+ */
+function localDue(job: Job, timeZone: string): { dueAtLocal: string; timeZone: string } {
+  return { dueAtLocal: isoInZone(job.dueAt, timeZone), timeZone };
 }
 
 export function etag(job: Job): string {
@@ -204,6 +221,6 @@ function batchInvalid(err: InvalidJobsError): ApiError {
 /** A reschedule body: `dueAt` (+ `timeZone`) or `delayMs`, read by the scheduler. */
 function rescheduleBody(raw: unknown): Record<string, unknown> {
   const body = requireObject(raw, "body");
-  rejectUnknownFields(body, ["dueAt", "delayMs", "timeZone"], "");
+  rejectUnknownFields(body, DUE_TIME_FIELDS, "");
   return body;
 }
