@@ -243,7 +243,8 @@ export async function pgCpuMs(store: PostgresStore): Promise<number> {
 }
 
 /** Clock ticks per second of /proc's times (USER_HZ: 100 on Linux for every architecture we run on). */
-const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+const CLOCK_TICKS =
+  Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
 
 function statOf(pid: number): {
   ppid: number;
