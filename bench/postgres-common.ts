@@ -13,6 +13,7 @@ import { PostgresStore } from "../src/stores/postgres/postgres-store.js";
 import pg from "pg";
 import type { PostgresStoreOptions } from "../src/stores/postgres/options.js";
 import {
+  childrenOf,
   freshSchema,
   startPostgres,
   type PostgresServer,
@@ -231,7 +232,7 @@ export async function pgCpuMs(store: PostgresStore): Promise<number> {
   const postmaster = statOf(rows[0]!.pid).ppid;
   const pm = statOf(postmaster);
   let ticks = pm.utime + pm.stime + pm.cutime + pm.cstime;
-  for (const child of childPids(postmaster)) {
+  for (const child of childrenOf(postmaster)) {
     try {
       const c = statOf(child);
       ticks += c.utime + c.stime;
@@ -258,15 +259,4 @@ function statOf(pid: number): {
   const f = raw.slice(raw.lastIndexOf(")") + 2).split(" ");
   const n = (i: number) => Number(f[i - 3]);
   return { ppid: n(4), utime: n(14), stime: n(15), cutime: n(16), cstime: n(17) };
-}
-
-function childPids(pid: number): number[] {
-  try {
-    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" })
-      .split("\n")
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    return [];
-  }
 }

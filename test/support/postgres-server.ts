@@ -322,7 +322,8 @@ function killServer(dataDir: string, signal: NodeJS.Signals): void {
   }
 }
 
-function childrenOf(pid: number): number[] {
+/** Live children of `pid` (pgrep -P). */
+export function childrenOf(pid: number): number[] {
   try {
     return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" })
       .split("\n")
