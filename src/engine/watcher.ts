@@ -83,7 +83,7 @@ export class Watcher {
    */
   capacityFreed(): void {
     if (this.blocked) {
-      if (this.room() < this.resumeRoom()) return;
+      if (this.room() < this.globalResumeRoom(this.capped.length > 0)) return;
       this.blocked = false;
       this.loop.wake();
     } else if (
@@ -144,7 +144,7 @@ export class Watcher {
   private async claim(now: number, stage: StageResult): Promise<WatchPass> {
     const o = this.d.options;
     const room = this.room();
-    this.blocked = room < this.resumeRoom();
+    this.blocked = room < this.globalResumeRoom(this.cappedTenants().length > 0);
     const shards = this.d.shards();
     let claimed = 0;
     let limit = 0;
@@ -202,6 +202,19 @@ export class Watcher {
   }
 
   /** Room needed to claim: a full batch (all of maxHeld when that is smaller). */
+  /**
+   * Room under maxHeld that resumes claiming. While some tenant is at its cap, a claim can
+   * only take the others' jobs, so it resumes once the share kept for them has room (at
+   * most a batch): with a held set smaller than a batch, waiting for a whole batch to fit
+   * would keep their due jobs behind every one of the capped tenant's held jobs.
+   */
+  private globalResumeRoom(someCapped: boolean): number {
+    const full = this.resumeRoom();
+    if (!someCapped) return full;
+    const reserve = this.d.options.maxHeld - this.d.options.tenantMaxHeld;
+    return Math.max(1, Math.min(full, reserve));
+  }
+
   private resumeRoom(): number {
     return Math.min(this.d.options.claimBatchSize, this.d.options.maxHeld);
   }

@@ -56,42 +56,51 @@ describeOnEveryStore("fair share among tenants (manual clock)", (make) => {
     expect((await h.scheduler.stats({ tenant: "a" })).counts).toMatchObject({ succeeded: 100 });
   });
 
-  it("a tenant with more due jobs than maxHeld leaves room to claim another tenant's due job", async () => {
-    h = await make({ concurrency: 4, tenantConcurrency: 3, maxHeld: 20, claimBatchSize: 5 });
-    const slow = gate(h);
-    h.scheduler.handle("fast", () => "ok");
-    await h.scheduler.scheduleMany(
-      Array.from({ length: 60 }, () => ({ tenant: "a", dueAt: T0 - 1000, target: "slow" })),
-    );
-    // b's job is due after every one of a's: the plain due prefix would reach it last
-    const { job: bJob } = await h.scheduler.schedule({ tenant: "b", dueAt: T0, target: "fast" });
-    const claims: string[][] = [];
-    const claim = h.store.jobsClaimDue.bind(h.store);
-    h.store.jobsClaimDue = async (p) => {
-      const jobs = await claim(p);
-      if (jobs.length > 0) claims.push(jobs.map((j) => j.tenant));
-      return jobs;
-    };
-    const fired = record(h.scheduler, "fired");
-    h.scheduler.start();
-    for (let step = 0; step < 20 && fired.length === 0; step++) await h.clock.advance(1);
-    // before: a's jobs filled all 20 held slots and b's job stayed in the store while a's
-    // slow handlers held them (forever here)
-    expect(fired.map((e) => e.args.job.id)).toEqual([bJob.id]);
-    const bClaim = claims.findIndex((c) => c.includes("b"));
-    expect(bClaim).toBeGreaterThanOrEqual(0);
-    expect(bClaim).toBeLessThanOrEqual(4);
-    // a holds at most its cap (maxHeld minus a tenth)
-    expect(h.scheduler.options.tenantMaxHeld).toBe(18);
-    expect(claims.flat().filter((t) => t === "a").length).toBeLessThanOrEqual(18);
-    while (slow.started < 60) {
+  // claim batch 500: larger than the held set, so claiming must not wait for all of it to free
+  it.each([5, 500])(
+    "a tenant with more due jobs than maxHeld leaves room to claim another tenant's due job (claim batch %i)",
+    async (claimBatchSize) => {
+      h = await make({ concurrency: 4, tenantConcurrency: 3, maxHeld: 20, claimBatchSize });
+      const slow = gate(h);
+      h.scheduler.handle("fast", () => "ok");
+      await h.scheduler.scheduleMany(
+        Array.from({ length: 60 }, () => ({ tenant: "a", dueAt: T0 - 1000, target: "slow" })),
+      );
+      // b's job is due after every one of a's (the plain due prefix would reach it last), and
+      // only once a's jobs hold the held set (beyond the first claim's horizon)
+      const { job: bJob } = await h.scheduler.schedule({
+        tenant: "b",
+        dueAt: T0 + 2000,
+        target: "fast",
+      });
+      const claims: string[][] = [];
+      const claim = h.store.jobsClaimDue.bind(h.store);
+      h.store.jobsClaimDue = async (p) => {
+        const jobs = await claim(p);
+        if (jobs.length > 0) claims.push(jobs.map((j) => j.tenant));
+        return jobs;
+      };
+      const fired = record(h.scheduler, "fired");
+      h.scheduler.start();
+      for (let step = 0; step < 40 && fired.length === 0; step++) await h.clock.advance(100);
+      // before: a's jobs filled all 20 held slots and b's job stayed in the store while a's
+      // slow handlers held them (forever here)
+      expect(fired.map((e) => e.args.job.id)).toEqual([bJob.id]);
+      const bClaim = claims.findIndex((c) => c.includes("b"));
+      expect(bClaim).toBeGreaterThanOrEqual(0);
+      expect(bClaim).toBeLessThanOrEqual(4);
+      // a holds at most its cap (maxHeld minus a tenth)
+      expect(h.scheduler.options.tenantMaxHeld).toBe(18);
+      expect(claims.flat().filter((t) => t === "a").length).toBeLessThanOrEqual(18);
+      while (slow.started < 60) {
+        slow.releaseAll();
+        await h.clock.advance(1);
+      }
       slow.releaseAll();
       await h.clock.advance(1);
-    }
-    slow.releaseAll();
-    await h.clock.advance(1);
-    expect((await h.scheduler.stats({ tenant: "a" })).counts).toMatchObject({ succeeded: 60 });
-  });
+      expect((await h.scheduler.stats({ tenant: "a" })).counts).toMatchObject({ succeeded: 60 });
+    },
+  );
 
   it("tenants take turns at the free slots", async () => {
     h = await make({ concurrency: 1 });
