@@ -22,7 +22,7 @@ import {
 export const DAY = 86_400_000;
 
 export interface PgSizes {
-  readonly scale: "tiny" | "full";
+  readonly scale: "tiny" | "medium" | "full";
   /** Jobs of the bulk insert benchmark. */
   readonly bulkJobs: number;
   /** Pending future backlogs the claim-cost benchmark compares (smaller first). */
@@ -59,6 +59,21 @@ export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
       dispatchJobs: 5_000,
     };
   }
+  if (scale === "medium") {
+    return {
+      scale,
+      bulkJobs: 200_000,
+      claimBacklogs: [10_000, 1_000_000],
+      claimRounds: 20,
+      churnJobs: 100_000,
+      idleBacklog: 1_000_000,
+      idleWindowMs: 10_000,
+      precisionJobs: 5_000,
+      precisionWindowMs: 5_000,
+      precisionBacklog: 100_000,
+      dispatchJobs: 60_000,
+    };
+  }
   if (scale === "full") {
     return {
       scale,
@@ -74,7 +89,7 @@ export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
       dispatchJobs: 200_000,
     };
   }
-  throw new Error(`BENCH_SCALE: expected "tiny" or "full", got ${JSON.stringify(scale)}`);
+  throw new Error(`BENCH_SCALE: expected "tiny", "medium" or "full", got ${JSON.stringify(scale)}`);
 }
 
 let server: PostgresServer | null = null;

@@ -1,8 +1,10 @@
 /**
  * Benchmark sizes. `BENCH_SCALE=tiny` is the CI smoke run (the whole suite in well under a
- * minute, goals still printed but not meaningful); `full` (the default) is the issue's sizes.
+ * minute, goals still printed but not meaningful); `medium` is a tenth of the backlogs, for
+ * same-run comparisons of two trees in a few minutes each; `full` (the default) is the
+ * issue's sizes.
  */
-export type ScaleName = "tiny" | "full";
+export type ScaleName = "tiny" | "medium" | "full";
 
 export interface Sizes {
   readonly scale: ScaleName;
@@ -46,6 +48,22 @@ const FULL: Sizes = {
   idleMeasureMs: 30_000,
 };
 
+const MEDIUM: Sizes = {
+  scale: "medium",
+  pollBacklogs: [10_000, 1_000_000],
+  pollDue: 100,
+  backlog: 1_000_000,
+  scheduleBulk: 100_000,
+  scheduleOne: 10_000,
+  precisionJobs: 5_000,
+  precisionWindowMs: 5_000,
+  dispatchJobs: 50_000,
+  catchUpJobs: 100_000,
+  catchUpDays: 3,
+  memoryBacklogs: [100_000, 1_000_000],
+  idleMeasureMs: 10_000,
+};
+
 const TINY: Sizes = {
   scale: "tiny",
   pollBacklogs: [1_000, 10_000],
@@ -65,8 +83,9 @@ const TINY: Sizes = {
 export function sizesFromEnv(env: NodeJS.ProcessEnv = process.env): Sizes {
   const scale = env.BENCH_SCALE ?? "full";
   if (scale === "tiny") return TINY;
+  if (scale === "medium") return MEDIUM;
   if (scale === "full") return FULL;
-  throw new Error(`BENCH_SCALE: expected "tiny" or "full", got ${JSON.stringify(scale)}`);
+  throw new Error(`BENCH_SCALE: expected "tiny", "medium" or "full", got ${JSON.stringify(scale)}`);
 }
 
 /** 10000000 -> "10M", 1000 -> "1k". */
