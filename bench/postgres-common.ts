@@ -180,22 +180,44 @@ export async function loadBacklog(
   const s = `"${store.schema}"`;
   const w = store.bucketWidthMs;
   const chunk = 1_000_000;
+  // A million-row statement can outlast the store's statement timeout (30 s by default) on
+  // a busy machine: the loader's connection runs without one.
+  const client = await store.connection.connect();
+  await client.query("SET statement_timeout = 0");
+  try {
+    await loadChunks(client, s, w, store.shardCount, count, from, spanMs, chunk);
+  } finally {
+    await client.query("RESET statement_timeout").catch(() => undefined);
+    client.release();
+  }
+  await store.connection.query(`ANALYZE ${s}.jobs_live`);
+}
+
+async function loadChunks(
+  client: pg.PoolClient,
+  s: string,
+  w: number,
+  shardCount: number,
+  count: number,
+  from: number,
+  spanMs: number,
+  chunk: number,
+): Promise<void> {
   for (let start = 0; start < count; start += chunk) {
     const n = Math.min(chunk, count - start);
-    await store.connection.query(
+    await client.query(
       `INSERT INTO ${s}.jobs_live (shard, id, tenant, key, due_at, bucket, payload, target,
          target_options, max_attempts, expire_after_ms, created_at, updated_at)
        SELECT (g % $5)::int, 'B' || lpad(g::text, 25, '0'), 'default', NULL, d, d - ((d % $4) + $4) % $4,
          '{"to":"user@example.com"}', 'noop', NULL, 3, NULL, $6, $6
        FROM generate_series($1::bigint, $1::bigint + $2::bigint - 1) AS g,
          LATERAL (SELECT $3::bigint + ((g * 7919) % $7::bigint) AS d) AS due`,
-      [start, n, from, w, store.shardCount, Date.now(), spanMs],
+      [start, n, from, w, shardCount, Date.now(), spanMs],
     );
     process.stderr.write(
       `  loaded ${Math.min(count, start + n).toLocaleString("en-US")} backlog jobs\n`,
     );
   }
-  await store.connection.query(`ANALYZE ${s}.jobs_live`);
 }
 
 /**
