@@ -52,6 +52,7 @@ export {
   QuotaExceededError,
   SettingMismatchError,
   StorageFullError,
+  OutcomesNotRecordedError,
   VersionConflictError,
   storageFullIn,
 } from "./core/errors.js";

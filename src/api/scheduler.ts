@@ -431,16 +431,31 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
    * Stops claiming, hands back claimed jobs that have not started (pending again, attempt
    * not counted), waits up to `timeoutMs` (default 10 s) for running handlers, then records
    * their outcomes. Handlers still running after the timeout are aborted; their jobs come
-   * back when the lease runs out.
+   * back when the lease runs out. Every step runs even when one fails; the failures are
+   * thrown at the end (an AggregateError when several). Outcomes the store still refuses
+   * at the timeout (at least 1 s after the handlers) are left to their leases and reported
+   * as an OutcomesNotRecordedError with their count.
    */
   stop(opts: { timeoutMs?: number } = {}): Promise<void> {
     return this.engine.stop(opts);
   }
 
-  /** Stops (as `stop`) and closes the store. */
+  /**
+   * Stops (as `stop`) and closes the store, even when stopping failed: then the stop's
+   * error is thrown once the store is closed (with the close's, if that failed too).
+   */
   async close(opts: { timeoutMs?: number } = {}): Promise<void> {
-    await this.stop(opts);
-    await this.store.close();
+    const stopped = await this.stop(opts).then(
+      () => null,
+      (err: unknown) => ({ err }),
+    );
+    try {
+      await this.store.close();
+    } catch (err) {
+      if (stopped) throw new AggregateError([stopped.err, err], "closing the scheduler");
+      throw err;
+    }
+    if (stopped) throw stopped.err;
   }
 
   /** Runs one watcher pass now (tests and tools); returns what it did. */

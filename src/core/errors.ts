@@ -172,6 +172,25 @@ export class StorageFullError extends DuetimeError {
 }
 
 /**
+ * `stop()` (and `close()`) could not record `count` job outcomes before its timeout: the
+ * store stayed unavailable. Nothing is lost: those jobs stay claimed until their leases run
+ * out (or this node name starts again), then fire again (at-least-once). `cause` is the
+ * store's last error.
+ */
+export class OutcomesNotRecordedError extends DuetimeError {
+  override readonly name = "OutcomesNotRecordedError";
+  constructor(
+    readonly count: number,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `${count} job outcome${count === 1 ? "" : "s"} could not be recorded before the stop timeout (the store is unavailable); their jobs come back when their leases run out`,
+      options,
+    );
+  }
+}
+
+/**
  * The StorageFullError in `err` or its chain of causes (callers wrap errors to add context),
  * or null.
  */

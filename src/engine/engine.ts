@@ -1,4 +1,5 @@
 import type { Clock } from "../core/clock.js";
+import { OutcomesNotRecordedError } from "../core/errors.js";
 import type { NodeServices, Store } from "../store/store.js";
 import { ClockJumpDetector, type ClockJump } from "./clock-jumps.js";
 import { ClockSkewCheck } from "./clock-skew.js";
@@ -17,6 +18,11 @@ import { WheelDriver } from "./wheel-driver.js";
 
 /** How long stop() waits, after aborting the handlers still running, for them to return. */
 const ABORT_GRACE_MS = 200;
+/**
+ * The least stop() gives the last outcomes to be recorded, even when handlers used up its
+ * timeout: a healthy store writes them in milliseconds; this bounds only an unavailable one.
+ */
+const FLUSH_FLOOR_MS = 1000;
 
 export interface EngineDeps {
   readonly options: ResolvedOptions;
@@ -227,62 +233,83 @@ export class Engine {
    * Starts nothing new from the moment it is called: the timing wheel and the dispatcher's
    * queue are emptied before anything is awaited, and their claims handed back (pending
    * again, attempt not counted), as are the jobs of a claim that was still in flight. Then
-   * stops the loops, waits up to `timeoutMs` for running handlers (their leases renewed
-   * meanwhile) and records their outcomes. Handlers still running after the timeout are
-   * aborted; their jobs come back when their leases run out, or at once when this node
-   * name starts again.
+   * stops the loops and the node services, waits up to `timeoutMs` for running handlers
+   * (their leases renewed meanwhile) and records their outcomes. Handlers still running
+   * after the timeout are aborted; their jobs come back when their leases run out, or at
+   * once when this node name starts again.
+   *
+   * Every step runs whatever an earlier one did: a failing one (the store unavailable, the
+   * shard leases not handed back) is remembered and reported when all are done, as itself
+   * or, if several failed, as an AggregateError. Recording outcomes is bounded by the same
+   * timeout (at least FLUSH_FLOOR_MS more): what the store still refuses then is given
+   * back to its leases and reported as an OutcomesNotRecordedError with the count.
    */
   async stop(opts: { timeoutMs?: number } = {}): Promise<void> {
     if (!this.started) return;
     this.started = false;
+    const timeoutMs = opts.timeoutMs ?? 10_000;
+    const deadline = Date.now() + timeoutMs;
+    const errors: Error[] = [];
+    const step = async (what: string, fn: () => Promise<unknown> | undefined): Promise<void> => {
+      try {
+        await fn();
+      } catch (err) {
+        errors.push(new Error(what, { cause: err }));
+      }
+    };
     this.dispatcher.stopStarting();
     const released = this.release([...this.wheel.drain(), ...this.dispatcher.takeQueued()]);
     this.unsubscribe?.();
     this.unsubscribe = null;
     await this.keeperFirstPass;
-    await Promise.all([
-      this.watcher.stop(),
-      this.sweeper.stop(),
-      this.retention.stop(),
-      this.clockJumps.stop(),
-      this.clockSkew?.stop(),
-    ]);
-    await released;
-    await this.nodeStarting;
-    await this.node?.stop();
+    await step("stopping the loops", () =>
+      Promise.all([
+        this.watcher.stop(),
+        this.sweeper.stop(),
+        this.retention.stop(),
+        this.clockJumps.stop(),
+        this.clockSkew?.stop(),
+      ]),
+    );
+    // Unstarted claims go back before the shards do, so a node taking a shard over finds
+    // them pending; a store refusing the writes delays that only until the deadline.
+    await settledWithin(released, deadline - Date.now());
+    await step("stopping the node services", async () => {
+      await this.nodeStarting;
+      await this.node?.stop();
+    });
     this.node = null;
     this.nodeStarting = null;
-    const timeoutMs = opts.timeoutMs ?? 10_000;
-    let timer: NodeJS.Timeout | undefined;
-    const drained = await Promise.race([
-      this.dispatcher.idle().then(() => true),
-      new Promise<boolean>((r) => {
-        timer = setTimeout(() => r(false), timeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
-    if (!drained) {
-      this.logger.warn({ timeoutMs }, "handlers still running at stop; aborting them");
-      this.dispatcher.abortRunning();
-      // A handler that honours the abort records its outcome (briefly); one that does not
-      // is given up on, so nothing settles after stop() returns (and the store closes).
-      let grace: NodeJS.Timeout | undefined;
-      await Promise.race([
-        this.dispatcher.idle(),
-        new Promise<void>((r) => {
-          grace = setTimeout(r, ABORT_GRACE_MS);
-        }),
-      ]);
-      clearTimeout(grace);
-      this.dispatcher.abandonRunning();
+    await this.drainHandlers(timeoutMs);
+    await step("stopping the lease keeper", () => this.keeper.stop());
+    const unrecorded = await this.settler.flush(Math.max(FLUSH_FLOOR_MS, deadline - Date.now()));
+    if (unrecorded > 0) {
+      const err = new OutcomesNotRecordedError(unrecorded, { cause: this.settler.lastError });
+      this.logger.error({ err, unrecorded }, err.message);
+      errors.push(err);
     }
-    await this.keeper.stop();
-    await this.settler.flush();
     // Handlers given up on never settle: nothing this start claimed is held any more.
     this.heldTenants.clear();
     // Anything settled from now on (a release racing the stop) is refused, not retried
     // against a store that is about to close; start() opens it again.
     this.settler.close();
+    if (errors.length === 1) throw errors[0]!;
+    if (errors.length > 1) {
+      throw new AggregateError(errors, `stopping the scheduler: ${errors.length} steps failed`);
+    }
+  }
+
+  /**
+   * Waits up to `timeoutMs` for running handlers; then aborts them, gives those that honour
+   * the abort ABORT_GRACE_MS to record their outcome and gives up on the rest, so nothing
+   * settles after stop() returns (and the store closes).
+   */
+  private async drainHandlers(timeoutMs: number): Promise<void> {
+    if (await settledWithin(this.dispatcher.idle(), timeoutMs)) return;
+    this.logger.warn({ timeoutMs }, "handlers still running at stop; aborting them");
+    this.dispatcher.abortRunning();
+    await settledWithin(this.dispatcher.idle(), ABORT_GRACE_MS);
+    this.dispatcher.abandonRunning();
   }
 
   /** Hands unstarted claims back: pending again at their due time, attempt not counted. */
@@ -333,5 +360,23 @@ export class Engine {
     if (this.options.shards) return this.options.shards();
     if (this.store.nodeStart) return this.node ? this.node.shards() : [];
     return undefined;
+  }
+}
+
+/** Whether `promise` settled within `ms` (real time, as stop()'s timeout is). */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(false), Math.max(0, ms));
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }

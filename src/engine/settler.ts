@@ -1,32 +1,56 @@
 import type { Clock } from "../core/clock.js";
+import { ServiceLoop } from "../core/loop.js";
 import type { Settlement, Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
 
 interface Waiting {
   settlement: Settlement;
   resolve: (applied: boolean) => void;
+  /** Resolved already (given up while its write was under way): reported once. */
+  done?: boolean;
 }
+
+/** Backoff between attempts at a failed write, ms: 50-100 after the first, up to 2.5-5 s. */
+const RETRY_BACKOFF_MS = { min: 100, max: 5000 };
 
 /**
  * Batches acknowledgements: settlements made in the same turn of the event loop are written
  * in one transaction (one `jobsSettle` call), which is what lets a single SQLite file fire
- * tens of thousands of jobs a second. A failed write is retried with backoff; the
- * settlements are kept meanwhile, and if a lease runs out first the fencing token makes the
- * late write a no-op (the job fires again: at-least-once).
+ * tens of thousands of jobs a second. The writes are the passes of a ServiceLoop run at once
+ * (`runNow`, no timer), so a failed write is logged and retried with the loops' backoff on
+ * the engine's clock; the settlements are kept meanwhile, and if a lease runs out first the
+ * fencing token makes the late write a no-op (the job fires again: at-least-once).
  */
 export class Settler {
   private queue: Waiting[] = [];
-  private flushing: Promise<void> | null = null;
+  /** The batch being written. */
+  private writing: Waiting[] = [];
   private scheduled = false;
+  /** The last write failed: its retry waits for the backoff (a new settlement does not hurry it). */
+  private failing = false;
+  /** Resolved whenever a pass leaves nothing queued or being written. */
+  private drainedWaiters: (() => void)[] = [];
+  private readonly loop: ServiceLoop;
+  /** The error of the last failed write, for what stop() reports. */
+  lastError: unknown = null;
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly logger: Logger,
-    /** Settlements done with: written (applied or not) or refused. */
+    /** Settlements done with: written (applied or not), refused or given up. */
     private readonly onDone: (settlements: readonly Settlement[]) => void = () => {},
     private readonly maxBatch = 1000,
-  ) {}
+  ) {
+    this.loop = new ServiceLoop({
+      name: "settler",
+      clock,
+      logger,
+      errorBackoffMs: RETRY_BACKOFF_MS,
+      pass: () => this.writeAll(),
+    });
+    this.loop.start(null);
+  }
 
   /** Set by close(): settlements are refused (resolve false), failed writes not retried. */
   private closed = false;
@@ -39,11 +63,13 @@ export class Settler {
    */
   close(): void {
     this.closed = true;
+    void this.loop.stop();
   }
 
   /** Accepts settlements again (the engine started again). */
   open(): void {
     this.closed = false;
+    this.loop.start(null);
   }
 
   /** Resolves to true when the settlement applied (the claim was still ours). */
@@ -58,59 +84,112 @@ export class Settler {
     }
     return new Promise<boolean>((resolve) => {
       this.queue.push({ settlement, resolve });
-      if (this.queue.length >= this.maxBatch) void this.flush();
+      if (this.queue.length >= this.maxBatch) this.kick();
       else if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => {
           this.scheduled = false;
-          void this.flush();
+          this.kick();
         });
       }
     });
   }
 
-  /** Writes everything queued; resolves when the queue is empty. */
-  async flush(): Promise<void> {
-    while (this.flushing) await this.flushing;
-    if (this.queue.length === 0) return;
-    this.flushing = this.writeAll().finally(() => {
-      this.flushing = null;
-    });
-    await this.flushing;
+  /**
+   * Writes everything queued; resolves when nothing is left. With `timeoutMs` (stop()'s
+   * bound), gives up on what is still unwritten after that long (the store unavailable):
+   * those settlements resolve false, the settler closes, and their jobs stay claimed until
+   * their leases run out (or this node name starts again). Resolves to how many it gave up.
+   */
+  async flush(timeoutMs?: number): Promise<number> {
+    if (this.queue.length === 0 && this.writing.length === 0) return 0;
+    const drained = new Promise<void>((r) => this.drainedWaiters.push(r));
+    this.kick();
+    if (timeoutMs === undefined) {
+      await drained;
+      return 0;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([
+      drained.then(() => false),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(true), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    return late ? this.giveUp() : 0;
   }
 
-  private async writeAll(): Promise<void> {
-    let failures = 0;
+  /** Starts a write now, unless one runs (it takes what is queued) or a retry waits. */
+  private kick(): void {
+    if (!this.failing) void this.loop.runNow();
+  }
+
+  /** One pass: writes batch after batch until nothing is queued; throws on a failed write. */
+  private async writeAll(): Promise<null> {
     while (this.queue.length > 0) {
-      const batch = this.queue.slice(0, this.maxBatch);
+      const batch = this.queue.splice(0, this.maxBatch);
+      this.writing = batch;
+      let applied: boolean[];
       try {
-        const applied = await this.store.jobsSettle({
+        applied = await this.store.jobsSettle({
           now: this.clock.now(),
           settlements: batch.map((w) => w.settlement),
         });
-        this.queue.splice(0, batch.length);
-        this.onDone(batch.map((w) => w.settlement));
-        batch.forEach((w, i) => w.resolve(applied[i] ?? false));
-        failures = 0;
       } catch (err) {
+        this.writing = [];
+        this.lastError = err;
         if (this.closed) {
+          const dropped = [...batch, ...this.queue.splice(0)];
           this.logger.error(
-            { err, dropped: this.queue.length },
+            { err, dropped: dropped.length },
             "settling jobs failed after the scheduler stopped; not retried (claims come back by lease)",
           );
-          const dropped = this.queue.splice(0);
-          this.onDone(dropped.map((w) => w.settlement));
-          for (const w of dropped) w.resolve(false);
-          return;
+          this.finish(dropped, () => false);
+          this.failing = false;
+          this.drained();
+          return null;
         }
-        failures++;
-        const delay = Math.min(5000, 50 * 2 ** failures);
-        this.logger.error(
-          { err, pending: this.queue.length, retryInMs: delay },
-          "settling jobs failed; retrying",
-        );
-        await new Promise((r) => setTimeout(r, delay));
+        this.queue.unshift(...batch);
+        this.failing = true;
+        throw new Error(`settling ${this.queue.length} jobs`, { cause: err });
       }
+      this.writing = [];
+      this.finish(batch, (i) => applied[i] ?? false);
     }
+    this.failing = false;
+    this.drained();
+    return null;
+  }
+
+  /** Gives up on everything unwritten (see flush); returns how many. */
+  private giveUp(): number {
+    const given = [...this.writing, ...this.queue];
+    this.writing = [];
+    this.queue = [];
+    this.closed = true;
+    this.failing = false;
+    void this.loop.stop(); // its retry timer, if any, goes; a write under way is not awaited
+    this.finish(given, () => false);
+    this.drained();
+    return given.length;
+  }
+
+  private finish(batch: readonly Waiting[], applied: (i: number) => boolean): void {
+    const open = batch.filter((w) => !w.done);
+    if (open.length === 0) return;
+    this.onDone(open.map((w) => w.settlement));
+    batch.forEach((w, i) => {
+      if (w.done) return;
+      w.done = true;
+      w.resolve(applied(i));
+    });
+  }
+
+  private drained(): void {
+    if (this.queue.length > 0 || this.writing.length > 0) return;
+    const waiters = this.drainedWaiters;
+    this.drainedWaiters = [];
+    for (const w of waiters) w();
   }
 }

@@ -200,12 +200,20 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       stopping = true;
       // The scheduler stops starting deliveries now, not once the last HTTP request is done;
       // the store closes only after both (those requests may still be using it).
-      await Promise.all([app.close(), scheduler.stop({ timeoutMs: o.stopTimeoutMs ?? 15_000 })]);
+      // Every step runs whatever an earlier one did; failures are thrown at the end.
+      const steps = await Promise.allSettled([
+        app.close(),
+        scheduler.stop({ timeoutMs: o.stopTimeoutMs ?? 15_000 }),
+      ]);
       storage.stop();
-      await scheduler.close();
+      steps.push(...(await Promise.allSettled([scheduler.close()])));
       await Promise.allSettled([webhook.close(), keys.close()]);
-      logger.info({}, "stopped");
+      const failed = steps.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+      if (failed.length > 0) logger.error({ err: failed[0] }, "stopped, with errors");
+      else logger.info({}, "stopped");
       logger.flush?.();
+      if (failed.length === 1) throw failed[0];
+      if (failed.length > 1) throw new AggregateError(failed, "closing the service");
     })();
     return closing;
   };

@@ -41,33 +41,38 @@ describe("a database outage during delivery (real PostgreSQL, stopped and starte
         await clock.advance(0);
         return (await scheduler.counts()).claimed === JOBS;
       });
-      const deferred: { error: string; retryAt: number }[] = [];
+      const deferred: { job: { id: string }; error: string; retryAt: number }[] = [];
       t.svc.scheduler.on("deferred", (e) => deferred.push(e));
 
       await pg.server.halt();
       await clock.advanceTo(T0 + 500); // the wheel fires them: every secret read fails
       await until(async () => (await deliveries(t, "unavailable")) >= JOBS);
-      await pg.server.resume(); // the settlements, retried meanwhile, are written now
-      await until(async () => deferred.length >= JOBS);
-
-      expect(await scheduler.counts()).toMatchObject({
-        pending: JOBS,
-        claimed: 0,
-        dead: 0,
+      // The hand-backs, retried meanwhile with backoff on the engine's clock, are written once
+      // it is back (a `deferred` event is emitted only for a recorded one). The clock moves
+      // in 10 ms steps to drive those retries; the jobs are due again by then, so the watcher
+      // may claim some of them again at once: their state is checked by their events here.
+      await pg.server.resume();
+      await until(async () => {
+        if (deferred.length >= JOBS) return true;
+        await clock.advance(10);
+        return false;
       });
+      expect(new Set(deferred.map((d) => d.job.id))).toEqual(new Set(ids));
       const port = new URL(pg.url).port;
-      for (const id of ids) {
-        const job = await waitForJob(t, id, (j) => j.status === "pending");
-        expect(job).toMatchObject({ attempts: 0, maxAttempts: 1 });
-        expect(job.lastError).toMatch(/^signing secret unavailable: database error/);
+      for (const d of deferred) {
+        expect(d.error).toMatch(/^signing secret unavailable: database error/);
         // Neither the database's address nor its port reaches the tenant.
-        expect(job.lastError).not.toContain("127.0.0.1");
-        expect(job.lastError).not.toContain(port);
-        expect(job.lastError).not.toMatch(/webhook/);
+        expect(d.error).not.toContain("127.0.0.1");
+        expect(d.error).not.toContain(port);
+        expect(d.error).not.toMatch(/webhook/);
       }
-      expect(rx.requests).toHaveLength(0);
+      expect((await scheduler.counts()).dead).toBe(0);
 
-      await clock.advanceTo(Math.max(...deferred.map((d) => d.retryAt)));
+      // Time moves on to their retry times: each is delivered, on its one attempt.
+      await until(async () => {
+        await clock.advance(10);
+        return rx.requests.length >= JOBS;
+      });
       await rx.nth(JOBS);
       for (const id of ids) {
         const done = await waitForJob(t, id, (j) => j.status === "succeeded");
