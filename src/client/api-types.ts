@@ -431,12 +431,14 @@ export interface webhooks {
 export interface components {
   schemas: {
     JobInput: {
-      /** @description When: ISO 8601 with offset, epoch ms, "in 10 minutes", or "tomorrow 9am" (read in timeZone). Exactly one of dueAt and delayMs. */
+      /** @description When: ISO 8601 with an offset, or without one (a wall time read in timeZone), epoch ms, "in 10 minutes", or "tomorrow 9am" (read in timeZone, in locale's language). Exactly one of dueAt and delayMs. */
       dueAt?: string | number;
       /** @description Fire this many ms from now */
       delayMs?: number;
-      /** @description IANA zone for natural-language dueAt (default UTC) */
+      /** @description IANA zone for a wall-time or natural-language dueAt (default: the service's zone, UTC unless set) */
       timeZone?: string;
+      /** @description Language of a natural-language dueAt: de, en (default), es, fi, fr, it, ja, nl, pt, ru, sv, uk, vi, zh, zh-Hans, zh-Hant */
+      locale?: string;
       /**
        * Format: uri
        * @description Webhook URL (http or https)
@@ -458,6 +460,7 @@ export interface components {
       dueAt?: string | number;
       delayMs?: number;
       timeZone?: string;
+      locale?: string;
     };
     Job: {
       id: string;
@@ -494,11 +497,19 @@ export interface components {
     };
     JobCreated: {
       created: boolean;
+      /** @description The due time with the offset of timeZone (2026-12-03T10:00:00.000+01:00): the zone the request's time was read in */
+      dueAtLocal?: string;
+      /** @description The request's timeZone, else the service's */
+      timeZone?: string;
       job: components["schemas"]["Job"];
     };
     JobOutcome: {
       /** @enum {string} */
       outcome: "cancelled" | "rescheduled";
+      /** @description With rescheduled: the due time with the offset of timeZone (2026-12-03T10:00:00.000+01:00): the zone the request's time was read in */
+      dueAtLocal?: string;
+      /** @description With rescheduled: the request's timeZone, else the service's */
+      timeZone?: string;
       job: components["schemas"]["Job"];
     };
     BatchCreated: {
