@@ -1,5 +1,5 @@
 import { Described, InvalidJobError, describeReceived } from "./errors.js";
-import { assertLocale } from "./locales.js";
+import { assertLocale, MAX_LOCALE } from "./locales.js";
 import {
   assertTimeZone,
   isEpochMs,
@@ -94,4 +94,4 @@ export function resolveDueTime(
 }
 
 const TIME_ZONE_RULE = { max: MAX_TIME_ZONE } as const;
-const LOCALE_RULE = { max: 35 } as const;
+const LOCALE_RULE = { max: MAX_LOCALE } as const;

@@ -40,7 +40,7 @@ export const LOCALES_TEXT =
   "a language tag duetime reads: de, en, es, fi, fr, it, ja, nl, pt, ru, sv, uk, vi, zh, zh-Hans or zh-Hant (a region such as fr-CA or zh-TW is read as its language)";
 
 /** Longest `locale` read ("zh-Hant-TW" is 10). */
-const MAX_LOCALE = 35;
+export const MAX_LOCALE = 35;
 
 const loaded = new Map<string, TimeTextParser>([["chrono-node/en", english]]);
 // chrono-node's CommonJS build, so that a locale loads synchronously, on first use only

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { JOB_STATUSES, type JobStatus } from "../core/job.js";
 import { fieldLabel } from "../core/errors.js";
+import { MAX_LOCALE } from "../core/locales.js";
 import { MAX_TIME_TEXT, MAX_TIME_ZONE } from "../core/time-input.js";
 import { invalidText } from "./errors.js";
 
@@ -62,7 +63,7 @@ export const createTaskInput = strict({
   ),
   scheduled_at: text("scheduled_at", MAX_TIME_TEXT).describe(`When it is due: ${WHEN}.`),
   timezone: text("timezone", MAX_TIME_ZONE).optional().describe(TIMEZONE),
-  locale: text("locale", 35).optional().describe(LOCALE),
+  locale: text("locale", MAX_LOCALE).optional().describe(LOCALE),
   webhook_url: text("webhook_url", 2048)
     .optional()
     .describe(
@@ -128,7 +129,7 @@ export const rescheduleTaskInput = strict({
   ...taskIdFields,
   scheduled_at: text("scheduled_at", MAX_TIME_TEXT).describe(`The new due time: ${WHEN}.`),
   timezone: text("timezone", MAX_TIME_ZONE).optional().describe(TIMEZONE),
-  locale: text("locale", 35).optional().describe(LOCALE),
+  locale: text("locale", MAX_LOCALE).optional().describe(LOCALE),
   expected_version: integer("expected_version", 0, Number.MAX_SAFE_INTEGER)
     .optional()
     .describe(
