@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import type { Scheduler } from "../api/scheduler.js";
 import type { BucketGranularity } from "../core/buckets.js";
 import { createScheduler, type CreateSchedulerOptions } from "../create-scheduler.js";
-import { sqliteFileOf } from "../stores/open-store.js";
+import { describeDbLocation, parseDbLocation } from "../core/db-location.js";
 import { InvalidJobError, InvalidOptionError } from "../core/errors.js";
 import { assertTimeZone } from "../core/time-input.js";
 import { escapeControls, systemTimeZone } from "./format.js";
@@ -52,8 +52,8 @@ export async function withExistingScheduler<T>(
 ): Promise<T> {
   const g = cmd.optsWithGlobals<GlobalOptions>();
   const db = resolveDb(g);
-  const file = sqliteFileOf(db);
-  if (file !== null && !existsSync(file)) {
+  const where = parseDbLocation(db, "--db");
+  if (where.kind === "sqlite" && where.file !== null && !existsSync(where.file)) {
     // Name where the path came from: the flag, the variable, or the default.
     const source =
       g.db !== undefined ? "--db" : process.env.DUETIME_DB ? "DUETIME_DB" : "--db (default)";
@@ -86,7 +86,9 @@ export async function openScheduler(
     });
   } catch (err) {
     if (err instanceof InvalidOptionError || err instanceof InvalidJobError) throw err;
-    throw new Error(`opening database ${path}: ${(err as Error).message}`, { cause: err });
+    throw new Error(`opening database ${describeDbLocation(path)}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 }
 

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { validateTenant } from "../core/schedule-input.js";
+import { openKeyStore as openStoreKeys } from "../stores/open-store.js";
 
 /**
  * API keys and tenants. A key is 32 random bytes shown once (`dtk_<base64url>`); only its
@@ -88,13 +89,8 @@ export async function authenticateKey(
 
 /**
  * Opens the key store of a database named as `openStore` names it: a SQLite path, or a
- * postgres:// URL.
+ * postgres:// URL (src/stores/open-store.ts, the one factory that picks a store).
  */
-export async function openKeyStore(db: string): Promise<KeyStore> {
-  if (/^postgres(?:ql)?:\/\//i.test(db)) {
-    const { PostgresKeyStore } = await import("../stores/postgres/key-store.js");
-    return PostgresKeyStore.open(db);
-  }
-  const { SqliteKeyStore } = await import("../stores/sqlite/key-store.js");
-  return new SqliteKeyStore({ path: db.replace(/^(sqlite|file):(\/\/)?/i, "") });
+export function openKeyStore(db: string): Promise<KeyStore> {
+  return openStoreKeys(db);
 }

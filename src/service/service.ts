@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import pino from "pino";
 import { Scheduler } from "../api/scheduler.js";
+import { describeDbLocation } from "../core/db-location.js";
 import type { Clock } from "../core/clock.js";
 import type { EventStreamOptions } from "../dashboard/events.js";
 import { InfrastructureError } from "../engine/handler-errors.js";
@@ -190,7 +191,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   logger.info(
-    { url, db: redact(o.db), allowPrivateTargets: o.allowPrivateTargets ?? false },
+    { url, db: describeDbLocation(o.db), allowPrivateTargets: o.allowPrivateTargets ?? false },
     "serving",
   );
 
@@ -256,9 +257,4 @@ function codeSuffix(err: unknown): string {
     e = e.cause ?? (e instanceof AggregateError ? e.errors[0] : undefined);
   }
   return "";
-}
-
-/** The database location without a password, for logs. */
-function redact(db: string): string {
-  return db.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@");
 }

@@ -1,6 +1,9 @@
+import { parseDbLocation } from "../core/db-location.js";
 import { InvalidOptionError, SettingMismatchError } from "../core/errors.js";
 import type { Store } from "../store/store.js";
 import { SqliteStore } from "./sqlite/sqlite-store.js";
+import type { SqliteKeyStore } from "./sqlite/key-store.js";
+import type { PostgresKeyStore } from "./postgres/key-store.js";
 import { GRANULARITY_MS, parseGranularity, type BucketGranularity } from "../core/buckets.js";
 
 /** Options common to every store, given with the database location. */
@@ -24,42 +27,23 @@ export interface OpenStoreOptions {
   readonly ballastBytes?: number;
 }
 
-/** Whether `db` names a PostgreSQL database (a postgres:// or postgresql:// URL). */
-function isPostgresUrl(db: string): boolean {
-  return /^postgres(?:ql)?:\/\//i.test(db);
-}
-
-/** The SQLite path a `db` string names (`sqlite:` and `file:` prefixes removed). */
-function sqlitePathOf(db: string): string {
-  return db.replace(/^(sqlite|file):(\/\/)?/i, "");
-}
-
-/** The file a `db` string names, or null when it names none (a PostgreSQL URL, `:memory:`). */
-export function sqliteFileOf(db: string): string | null {
-  if (isPostgresUrl(db)) return null;
-  const path = sqlitePathOf(db);
-  return path === ":memory:" ? null : path;
-}
-
 /**
  * Opens a store from one string: a file path (or `sqlite:path`, `file:path`, `:memory:`)
  * for the embedded SQLite store, or a `postgres://` / `postgresql://` URL.
  */
 export async function openStore(db: string, options: OpenStoreOptions = {}): Promise<Store> {
-  if (typeof db !== "string" || db.trim() === "") {
-    throw new InvalidOptionError("db", "a SQLite file path or a postgres:// URL", db);
-  }
+  const where = parseDbLocation(db);
   const bucketWidthMs =
     options.bucketGranularity === undefined
       ? undefined
       : GRANULARITY_MS[parseGranularity(options.bucketGranularity)];
   try {
-    if (isPostgresUrl(db)) {
+    if (where.kind === "postgres") {
       const { openPostgresStore } = await import("./postgres/open.js");
-      return await openPostgresStore(db, bucketWidthMs === undefined ? {} : { bucketWidthMs });
+      return await openPostgresStore(where.url, bucketWidthMs === undefined ? {} : { bucketWidthMs });
     }
     return new SqliteStore({
-      path: sqlitePathOf(db),
+      path: where.path,
       ...(bucketWidthMs === undefined ? {} : { bucketWidthMs }),
       ...(options.backgroundCheckpoints === undefined
         ? {}
@@ -79,6 +63,21 @@ export async function openStore(db: string, options: OpenStoreOptions = {}): Pro
     }
     throw err;
   }
+}
+
+/**
+ * Opens the key store (API keys, tenant secrets) of the database `db` names, beside its jobs.
+ * The HTTP service's KeyStore interface is met structurally (a store never imports the
+ * service).
+ */
+export async function openKeyStore(db: string): Promise<PostgresKeyStore | SqliteKeyStore> {
+  const where = parseDbLocation(db);
+  if (where.kind === "postgres") {
+    const { PostgresKeyStore } = await import("./postgres/key-store.js");
+    return PostgresKeyStore.open(where.url);
+  }
+  const { SqliteKeyStore } = await import("./sqlite/key-store.js");
+  return new SqliteKeyStore({ path: where.path });
 }
 
 /** The granularity name of a bucket width, if it has one. */

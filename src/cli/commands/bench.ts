@@ -12,7 +12,7 @@ import {
   type GlobalOptions,
 } from "../context.js";
 import { table } from "../format.js";
-import { sqliteFileOf } from "../../stores/open-store.js";
+import { parseDbLocation } from "../../core/db-location.js";
 import { runSelfBench, selfBenchPassed, type Rate, type SelfBenchResult } from "../self-bench.js";
 
 interface BenchOptions {
@@ -90,8 +90,10 @@ Exit code 0, or 1 when a job fired early, twice or never, or an outcome is missi
 
 /** Where the database the other commands use lives (no file, as for a PostgreSQL URL: the current directory). */
 function defaultParent(db: string): string {
-  const file = sqliteFileOf(db);
-  return file === null ? process.cwd() : dirname(resolve(file));
+  const where = parseDbLocation(db, "--db");
+  return where.kind === "sqlite" && where.file !== null
+    ? dirname(resolve(where.file))
+    : process.cwd();
 }
 
 /** A fresh scratch directory inside `parent`; a bad --dir is a usage error. */

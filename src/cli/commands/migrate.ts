@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { describeDbLocation } from "../../core/db-location.js";
 import { EXIT } from "../errors.js";
 import { action, out, outJson, resolveDb, withScheduler, type GlobalOptions } from "../context.js";
 
@@ -22,7 +23,7 @@ export function registerMigrate(program: Command): void {
         if (o.json) outJson({ migrated: true, ...info });
         else {
           out(
-            `migrated: ${info.store} database ${db.replace(/\/\/[^@/]*@/, "//***@")} is up to date ` +
+            `migrated: ${info.store} database ${describeDbLocation(db)} is up to date ` +
               `(buckets of ${info.bucketWidthMs} ms, ${info.shardCount} shards)`,
           );
         }
