@@ -5,6 +5,8 @@
  *   const scheduler = await createScheduler({ db: "jobs.db" });
  */
 export { Scheduler } from "./api/scheduler.js";
+export { jobView, outcomeView } from "./api/job-view.js";
+export type { JobView, OutcomeView } from "./api/job-view.js";
 export type {
   ScheduleResult,
   ListPage,

@@ -1,4 +1,5 @@
 import type { RescheduleResult } from "../index.js";
+import { outcomeView } from "../api/job-view.js";
 import { EXIT } from "./errors.js";
 import { out, outJson } from "./context.js";
 import { formatInZone, formatRelative } from "./format.js";
@@ -9,7 +10,7 @@ export function reportMove(
   id: string,
   o: { json?: boolean; timeZone: string; verb: "rescheduled" | "retrying" },
 ): number {
-  if (o.json) outJson(r.outcome === "not-found" ? { outcome: r.outcome, id } : r);
+  if (o.json) outJson(outcomeView(r, id));
   switch (r.outcome) {
     case "rescheduled":
       if (!o.json) {

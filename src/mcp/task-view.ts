@@ -1,5 +1,5 @@
+import { jobView } from "../api/job-view.js";
 import type { Job, JobStatus, JsonValue } from "../core/job.js";
-import { isoInstant } from "../core/instant-text.js";
 import { isoInZone } from "../core/wall-time.js";
 import { REMINDER_TARGET } from "./reminders.js";
 
@@ -44,31 +44,33 @@ export interface TaskPayload {
   readonly data?: JsonValue;
 }
 
+/** The task wording of the one JSON view of a job (jobView), plus the due time in its zone. */
 export function taskView(job: Job): TaskView {
+  const v = jobView(job);
   const p = isObject(job.payload) ? job.payload : {};
   const timezone = typeof p.timezone === "string" && validZone(p.timezone) ? p.timezone : null;
-  const webhook = /^https?:\/\//i.test(job.target);
+  const webhook = /^https?:\/\//i.test(v.target);
   return {
-    job_id: job.id,
-    id: job.id,
+    job_id: v.id,
+    id: v.id,
     description: typeof p.description === "string" ? p.description : null,
-    status: job.status,
-    completed: job.status === "succeeded",
-    kind: job.target === REMINDER_TARGET ? "reminder" : webhook ? "webhook" : "handler",
-    webhook_url: webhook ? job.target : null,
-    scheduled_at: isoInstant(job.dueAt),
+    status: v.status,
+    completed: v.status === "succeeded",
+    kind: v.target === REMINDER_TARGET ? "reminder" : webhook ? "webhook" : "handler",
+    webhook_url: webhook ? v.target : null,
+    scheduled_at: v.dueAt,
     scheduled_at_local: timezone === null ? null : isoInZone(job.dueAt, timezone),
     timezone,
-    attempts: job.attempts,
-    max_attempts: job.maxAttempts,
-    expire_after_ms: job.expireAfterMs,
-    fired_at: isoOrNull(job.firedAt),
-    finished_at: isoOrNull(job.finishedAt),
+    attempts: v.attempts,
+    max_attempts: v.maxAttempts,
+    expire_after_ms: v.expireAfterMs,
+    fired_at: v.firedAt,
+    finished_at: v.finishedAt,
     last_result: job.lastResult,
-    last_error: job.lastError,
-    idempotency_key: job.key,
-    version: job.version,
-    created_at: isoInstant(job.createdAt),
+    last_error: v.lastError,
+    idempotency_key: v.key,
+    version: v.version,
+    created_at: v.createdAt,
   };
 }
 
@@ -92,10 +94,6 @@ export function statusLine(v: TaskView): string {
     case "expired":
       return `expired: task ${v.id}${what} was not fired: it came up more than ${v.expire_after_ms} ms after its due time ${when}`;
   }
-}
-
-function isoOrNull(ms: number | null): string | null {
-  return ms === null ? null : isoInstant(ms);
 }
 
 function isObject(v: JsonValue): v is { [key: string]: JsonValue } {

@@ -1,8 +1,8 @@
-import { isoInstant } from "../core/instant-text.js";
-import type { Job } from "../core/job.js";
 import type { ScheduleInput } from "../core/schedule-input.js";
 import { rejectUnknownFields, requireObject } from "../core/validate.js";
 import { checkWebhookTarget } from "../core/webhook-target.js";
+
+export { jobView, type JobView } from "../api/job-view.js";
 
 /**
  * The HTTP shape of a job and its translation to the library's ScheduleInput. The field
@@ -50,52 +50,3 @@ export function toScheduleInput(raw: unknown, ctx: JobInputContext): ScheduleInp
     targetOptions: headers === null ? null : { headers },
   };
 }
-
-/** A job as the API shows it: ISO times, webhook headers, no engine internals. */
-export interface JobView {
-  id: string;
-  tenant: string;
-  key: string | null;
-  status: Job["status"];
-  dueAt: string;
-  target: string;
-  headers: Record<string, string> | null;
-  payload: unknown;
-  attempts: number;
-  maxAttempts: number;
-  expireAfterMs: number | null;
-  version: number;
-  lastError: string | null;
-  lastResult: unknown;
-  createdAt: string;
-  updatedAt: string;
-  firedAt: string | null;
-  finishedAt: string | null;
-}
-
-export function jobView(job: Job): JobView {
-  const headers = job.targetOptions?.headers;
-  return {
-    id: job.id,
-    tenant: job.tenant,
-    key: job.key,
-    status: job.status,
-    dueAt: iso(job.dueAt),
-    target: job.target,
-    headers:
-      typeof headers === "object" && headers !== null ? (headers as Record<string, string>) : null,
-    payload: job.payload,
-    attempts: job.attempts,
-    maxAttempts: job.maxAttempts,
-    expireAfterMs: job.expireAfterMs,
-    version: job.version,
-    lastError: job.lastError,
-    lastResult: job.lastResult,
-    createdAt: iso(job.createdAt),
-    updatedAt: iso(job.updatedAt),
-    firedAt: job.firedAt === null ? null : iso(job.firedAt),
-    finishedAt: job.finishedAt === null ? null : iso(job.finishedAt),
-  };
-}
-
-const iso = isoInstant;

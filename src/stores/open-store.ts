@@ -40,7 +40,10 @@ export async function openStore(db: string, options: OpenStoreOptions = {}): Pro
   try {
     if (where.kind === "postgres") {
       const { openPostgresStore } = await import("./postgres/open.js");
-      return await openPostgresStore(where.url, bucketWidthMs === undefined ? {} : { bucketWidthMs });
+      return await openPostgresStore(
+        where.url,
+        bucketWidthMs === undefined ? {} : { bucketWidthMs },
+      );
     }
     return new SqliteStore({
       path: where.path,

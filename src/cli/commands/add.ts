@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { jobView } from "../../api/job-view.js";
 import type { JsonValue, ScheduleInput } from "../../index.js";
 import { InvalidJobError } from "../../core/errors.js";
 import { EXIT } from "../errors.js";
@@ -131,12 +132,13 @@ Examples:
         };
         const { job, created } = await withScheduler(cmd, (s) => s.schedule(input));
         if (o.json) {
+          // the one JSON view of a job, as the HTTP API (and add --url) prints it
+          const view = jobView(job);
           outJson({
             created,
-            job,
-            dueAtIso: new Date(job.dueAt).toISOString(),
+            job: view,
+            dueAtIso: view.dueAt,
             dueAtLocal: formatInZone(job.dueAt, timeZone),
-            bucketIso: new Date(job.bucket).toISOString(),
             timeZone,
           });
         } else {

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { outcomeView } from "../../api/job-view.js";
 import { EXIT } from "../errors.js";
 import { action, out, outJson, withExistingScheduler } from "../context.js";
 import { iso } from "../format.js";
@@ -22,7 +23,7 @@ export function registerCancel(program: Command): void {
         const r = await withExistingScheduler(cmd, (s) =>
           s.cancel(id, o.tenant === undefined ? {} : { tenant: o.tenant }),
         );
-        if (o.json) outJson(r.outcome === "not-found" ? { outcome: r.outcome, id } : r);
+        if (o.json) outJson(outcomeView(r, id));
         switch (r.outcome) {
           case "cancelled":
             if (!o.json) out(`cancelled: job ${id} (was due ${iso(r.job.dueAt)}) will not fire`);

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { jobView } from "../../api/job-view.js";
 import type { JobStatus, ListQuery } from "../../index.js";
 import { JOB_STATUSES } from "../../core/job.js";
 import { parseDueTime } from "../../core/time-input.js";
@@ -76,7 +77,7 @@ export function registerList(program: Command): void {
         };
         const page = await withExistingScheduler(cmd, (s) => s.list(query));
         if (o.json) {
-          outJson(page);
+          outJson({ jobs: page.jobs.map(jobView), nextCursor: page.nextCursor });
           return EXIT.ok;
         }
         printPage(

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { jobView } from "../../api/job-view.js";
 import { EXIT } from "../errors.js";
 import { action, out, outJson, resolveTimeZone, withExistingScheduler } from "../context.js";
 import { describeJob } from "../format.js";
@@ -39,7 +40,7 @@ export function registerShow(program: Command): void {
             else out(`not-found: no job ${id}`);
             return EXIT.notFound;
           }
-          if (o.json) outJson(job);
+          if (o.json) outJson(jobView(job));
           else out(describeJob(job, timeZone, Date.now()));
           return EXIT.ok;
         },

@@ -1,0 +1,76 @@
+import { isoInstant } from "../core/instant-text.js";
+import type { Job } from "../core/job.js";
+import type { CancelResult, RescheduleResult } from "../store/store.js";
+
+/**
+ * A job as every surface shows it in JSON: the HTTP API, `duetime ... --json`, and the MCP
+ * tools' task view (built on it). ISO times, webhook headers, no engine internals (bucket,
+ * shard, lease, fence): those are the store's, and mean nothing to a caller.
+ */
+export interface JobView {
+  id: string;
+  tenant: string;
+  key: string | null;
+  status: Job["status"];
+  dueAt: string;
+  target: string;
+  headers: Record<string, string> | null;
+  payload: unknown;
+  attempts: number;
+  maxAttempts: number;
+  expireAfterMs: number | null;
+  version: number;
+  lastError: string | null;
+  lastResult: unknown;
+  createdAt: string;
+  updatedAt: string;
+  firedAt: string | null;
+  finishedAt: string | null;
+}
+
+export function jobView(job: Job): JobView {
+  const headers = job.targetOptions?.headers;
+  return {
+    id: job.id,
+    tenant: job.tenant,
+    key: job.key,
+    status: job.status,
+    dueAt: iso(job.dueAt),
+    target: job.target,
+    headers:
+      typeof headers === "object" && headers !== null ? (headers as Record<string, string>) : null,
+    payload: job.payload,
+    attempts: job.attempts,
+    maxAttempts: job.maxAttempts,
+    expireAfterMs: job.expireAfterMs,
+    version: job.version,
+    lastError: job.lastError,
+    lastResult: job.lastResult,
+    createdAt: iso(job.createdAt),
+    updatedAt: iso(job.updatedAt),
+    firedAt: job.firedAt === null ? null : iso(job.firedAt),
+    finishedAt: job.finishedAt === null ? null : iso(job.finishedAt),
+  };
+}
+
+const iso = isoInstant;
+
+/** What a cancel, reschedule or retry did, with its jobs in the one JSON view. */
+export type OutcomeView =
+  | { readonly outcome: "not-found"; readonly id: string }
+  | {
+      readonly outcome: Exclude<
+        CancelResult["outcome"] | RescheduleResult["outcome"],
+        "not-found" | "key-conflict"
+      >;
+      readonly job: JobView;
+    }
+  | { readonly outcome: "key-conflict"; readonly job: JobView; readonly holder: JobView };
+
+export function outcomeView(r: CancelResult | RescheduleResult, id: string): OutcomeView {
+  if (r.outcome === "not-found") return { outcome: r.outcome, id };
+  if (r.outcome === "key-conflict") {
+    return { outcome: r.outcome, job: jobView(r.job), holder: jobView(r.holder) };
+  }
+  return { outcome: r.outcome, job: jobView(r.job) };
+}
