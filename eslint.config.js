@@ -39,4 +39,30 @@ export default tseslint.config(
     files: ["src/**/*.ts"],
     rules: { "@typescript-eslint/no-explicit-any": "error" },
   },
+  {
+    // Adapters are thin (issue 11): they call the Scheduler, never a store. The one way to a
+    // store is the factory that picks one from a database location (src/stores/open-store.ts:
+    // openStore, openKeyStore, and the Store type for the service's wrappers of what it opens).
+    files: [
+      "src/service/**/*.ts",
+      "src/mcp/**/*.ts",
+      "src/dashboard/**/*.ts",
+      "src/cli/**/*.ts",
+      "src/http/**/*.ts",
+    ],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["**/store/*", "**/stores/**", "!**/stores/open-store.js"],
+              message:
+                "adapters go through the Scheduler (src/api); a store is opened only by src/stores/open-store.ts",
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -2,7 +2,7 @@ import type { Scheduler } from "../api/scheduler.js";
 import { InvalidJobError } from "../core/errors.js";
 import type { Job } from "../core/job.js";
 import { rejectUnknownFields, requireObject } from "../core/validate.js";
-import type { CancelResult, RescheduleResult } from "../store/store.js";
+import type { CancelResult, RescheduleResult } from "../api/scheduler.js";
 import { errorAnswer, notFound, type Answer } from "./answers.js";
 
 /**

@@ -1,5 +1,5 @@
 import { InvalidJobError } from "../core/errors.js";
-import type { BucketCount } from "../store/store.js";
+import type { BucketCount } from "../api/scheduler.js";
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;

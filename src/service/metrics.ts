@@ -1,6 +1,6 @@
 import client from "prom-client";
 import type { Scheduler } from "../api/scheduler.js";
-import type { Store } from "../store/store.js";
+import type { Store } from "../stores/open-store.js";
 import { JOB_STATUSES } from "../core/job.js";
 import type { DeliveryAttempt } from "./webhook/deliver.js";
 

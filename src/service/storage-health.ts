@@ -1,6 +1,6 @@
 import client from "prom-client";
 import { storageFullIn } from "../core/errors.js";
-import type { Store } from "../store/store.js";
+import type { Store } from "../stores/open-store.js";
 
 /**
  * The calls whose success proves that storage takes creates again: a create that stored a

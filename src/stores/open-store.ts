@@ -6,6 +6,12 @@ import type { SqliteKeyStore } from "./sqlite/key-store.js";
 import type { PostgresKeyStore } from "./postgres/key-store.js";
 import { GRANULARITY_MS, parseGranularity, type BucketGranularity } from "../core/buckets.js";
 
+/**
+ * The store contract, for the composition roots that open a store here and wrap it before
+ * handing it to a Scheduler (the service's metrics and storage-health proxies).
+ */
+export type { Store };
+
 /** Options common to every store, given with the database location. */
 export interface OpenStoreOptions {
   /**
