@@ -59,7 +59,7 @@ describe("duetime add", () => {
     expect(wall.body.dueAtIso).toBe("2030-07-01T07:30:00.000Z");
     const french = await add("demain à 9h", "--tz", "Europe/Paris", "--locale", "fr");
     expect(french.code).toBe(0);
-    const w = wallParts(french.body.job.dueAt, "Europe/Paris");
+    const w = wallParts(Date.parse(french.body.job.dueAt), "Europe/Paris");
     expect([w.hour, w.minute]).toEqual([9, 0]);
     const bad = await cli(["add", "demain", "--db", ws.db, "--target", "t", "--locale", "xx"]);
     expect(bad.code).toBe(2);
