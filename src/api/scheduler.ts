@@ -8,17 +8,15 @@ import {
   MAX_KEY_LENGTH,
   validateScheduleInput,
   validateScheduleInputs,
-  type PrepareItem,
   type ScheduleContext,
   type ScheduleInput,
 } from "../core/schedule-input.js";
-import { DUE_TIME_FIELDS, resolveDueTime, type DueTimeFields } from "../core/due-time.js";
-import { rejectUnknownFields, requireInteger, requireString } from "../core/validate.js";
+import { dueTimeFieldsOf, resolveDueTime, type DueTimeFields } from "../core/due-time.js";
+import { requireInteger, requireString } from "../core/validate.js";
 import type { BucketCount, CancelResult, RescheduleResult, Store } from "../store/store.js";
-import type { DispatchOutcome, Handler } from "../engine/dispatcher.js";
+import type { Handler } from "../engine/dispatcher.js";
 import type { FairShare } from "../engine/fair-queue.js";
 import { Engine } from "../engine/engine.js";
-import type { Logger } from "../engine/logger.js";
 import {
   publicOptions,
   resolveOptions,
@@ -26,88 +24,35 @@ import {
   type SchedulerOptions,
 } from "../engine/options.js";
 import { decodeCursor, encodeCursor, parseListQuery, type ListQuery } from "./list-query.js";
-import { LatenessRecorder, type LatenessSummary } from "./lateness.js";
+import { LatenessRecorder } from "./lateness.js";
 import { ActivityRecorder } from "./activity.js";
-import type { JobChange, SchedulerEvents } from "./scheduler-events.js";
-import type { ClockJumpSummary } from "../engine/clock-jumps.js";
+import { HandlerRegistry } from "./handler-registry.js";
+import { OutcomeEvents } from "./outcome-events.js";
+import type { SchedulerEvents } from "./scheduler-events.js";
+import type {
+  DueTime,
+  ListPage,
+  MoveOptions,
+  PastTimePolicy,
+  ScheduleManyOptions,
+  ScheduleResult,
+  SchedulerStats,
+  StoreInfo,
+} from "./scheduler-types.js";
 
 export type { JobChange, SchedulerEvents } from "./scheduler-events.js";
 export type { BucketCount, CancelResult, RescheduleResult } from "../store/store.js";
-
-/** A due time: epoch ms, a Date, or a text (ISO with offset, "in 10 minutes", "tomorrow 9am"). */
-export type DueTime = number | Date | string;
-
-/**
- * How far in the past a due time given to this call may be, in ms; `null` accepts any (the
- * job is overdue and runs at once). Default: the scheduler's `maxPastMs`. The one past-time
- * check of every surface: schedule, scheduleMany, reschedule and retry apply it.
- */
-export interface PastTimePolicy {
-  readonly maxPastMs?: number | null;
-}
-
-/** Options of `scheduleMany`. */
-export interface ScheduleManyOptions extends PastTimePolicy {
-  /** Maps each raw item to a ScheduleInput first; its InvalidJobError counts as the item's. */
-  readonly prepare?: PrepareItem;
-}
-
-/** Options of `reschedule` and `retry`. */
-export interface MoveOptions extends PastTimePolicy {
-  readonly tenant?: string;
-  /** Apply only if the job is still at this version. */
-  readonly expectedVersion?: number;
-  /** IANA zone for a wall-time or natural-language due time. Default: the `timeZone` option. */
-  readonly timeZone?: string;
-  /** Language of a natural-language due time ("fr"). Default English. */
-  readonly locale?: string;
-}
-
-/** What `storeInfo` tells of the store, without handing it out. */
-export interface StoreInfo {
-  /** "sqlite" or "postgres". */
-  readonly kind: string;
-  readonly bucketWidthMs: number;
-  readonly shardCount: number;
-  /** Whether the store has a clock of its own (PostgreSQL), checked for skew. */
-  readonly ownClock: boolean;
-}
-
-/** What `schedule` resolves to. */
-export interface ScheduleResult {
-  readonly job: Job;
-  /** False when the idempotency key matched a live job, which is returned instead. */
-  readonly created: boolean;
-}
-
-export interface ListPage {
-  readonly jobs: Job[];
-  /** Pass back as `cursor` for the next page; null on the last page. */
-  readonly nextCursor: string | null;
-}
-
-export interface SchedulerStats {
-  readonly counts: Record<JobStatus, number>;
-  /** Pending jobs per bucket, overdue buckets included, up to `buckets` ahead of now. */
-  readonly buckets: BucketCount[];
-  readonly bucketWidthMs: number;
-  /** Lateness of jobs fired by this process since it started. */
-  readonly lateness: LatenessSummary;
-  /** Jobs claimed by this process and not yet settled. */
-  readonly inFlight: number;
-  /** This process's clock: jumps noticed since it started, and its skew against the store's. */
-  readonly clock: ClockStats;
-}
-
-export interface ClockStats {
-  /** Wall-clock jumps noticed (wall clock against the monotonic clock) while started. */
-  readonly jumps: ClockJumpSummary;
-  /**
-   * This node's clock minus the store's at the latest check, ms (stores with a clock of their
-   * own: PostgreSQL), or null.
-   */
-  readonly skewMs: number | null;
-}
+export type {
+  ClockStats,
+  DueTime,
+  ListPage,
+  MoveOptions,
+  PastTimePolicy,
+  ScheduleManyOptions,
+  ScheduleResult,
+  SchedulerStats,
+  StoreInfo,
+} from "./scheduler-types.js";
 
 /**
  * The library's entry point: schedule and manage jobs in a store, and (after `start`) fire
@@ -118,15 +63,13 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly options: SchedulerSettings;
   private readonly store: Store;
   private readonly clock: Clock;
-  private readonly logger: Logger;
   private readonly newId: () => string;
-  private readonly handlers = new Map<string, Handler>();
-  private fallback: Handler | undefined;
-  private fallbackShare: FairShare | undefined;
+  private readonly handlers = new HandlerRegistry();
   private readonly lateness = new LatenessRecorder();
   /** Per-minute outcomes and lateness of what this process fired (last hour). */
   readonly activity = new ActivityRecorder();
   private readonly engine: Engine;
+  private readonly events: OutcomeEvents;
 
   constructor(options: SchedulerOptions) {
     super();
@@ -134,25 +77,27 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.options = publicOptions(o);
     this.store = o.store;
     this.clock = o.clock;
-    this.logger = o.logger;
+    this.events = new OutcomeEvents(this, {
+      clock: o.clock,
+      logger: o.logger,
+      lateness: this.lateness,
+      activity: this.activity,
+      wakeFor: (dueAt) => this.engine.wakeFor(dueAt),
+    });
     this.newId = createIdGenerator(() => this.clock.now());
     this.engine = new Engine({
       options: o,
-      handlers: this.handlers,
-      fallbackHandler: () => this.fallback,
-      fallbackFairShare: () => this.fallbackShare,
-      onOutcome: (outcome) => this.report(outcome),
+      handlers: this.handlers.named,
+      fallbackHandler: () => this.handlers.other,
+      fallbackFairShare: () => this.handlers.fairShare,
+      onOutcome: (outcome) => this.events.report(outcome),
       onClockJump: (jump) => this.emit("clockJump", jump),
     });
   }
 
   /** Registers the handler for jobs whose target is `name`. */
   handle(name: string, handler: Handler): this {
-    if (typeof name !== "string" || name === "") {
-      throw new InvalidJobError("name", "a non-empty handler name", name);
-    }
-    if (typeof handler !== "function") throw new InvalidJobError("handler", "a function", handler);
-    this.handlers.set(name, handler);
+    this.handlers.add(name, handler);
     return this;
   }
 
@@ -163,22 +108,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
    * (webhooks: per origin); without it they share one lane like a named handler's.
    */
   handleOther(handler: Handler, opts: { fairShare?: FairShare } = {}): this {
-    if (typeof handler !== "function") throw new InvalidJobError("handler", "a function", handler);
-    const share = opts.fairShare;
-    if (share !== undefined) {
-      if (typeof share.keyOf !== "function") {
-        throw new InvalidJobError("fairShare.keyOf", "a function", share.keyOf);
-      }
-      if (!Number.isInteger(share.concurrency) || share.concurrency < 1) {
-        throw new InvalidJobError(
-          "fairShare.concurrency",
-          "an integer of at least 1",
-          share.concurrency,
-        );
-      }
-    }
-    this.fallback = handler;
-    this.fallbackShare = share;
+    this.handlers.addOther(handler, opts.fairShare);
     return this;
   }
 
@@ -236,7 +166,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     for (const r of results) if (r.created && r.job.dueAt < earliest) earliest = r.job.dueAt;
     if (earliest !== Infinity) this.engine.wakeFor(earliest);
     if (this.listenerCount("changed") > 0) {
-      for (const r of results) if (r.created) this.changed("scheduled", r.job);
+      for (const r of results) if (r.created) this.events.changed("scheduled", r.job);
     }
     return results;
   }
@@ -329,7 +259,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   async cancel(id: string, opts: { tenant?: string } = {}): Promise<CancelResult> {
     if (typeof id !== "string") throw new InvalidJobError("id", "a job id string", id);
     const r = await this.store.jobCancel({ id, now: this.clock.now(), ...opts });
-    if (r.outcome === "cancelled") this.changed("cancelled", r.job);
+    if (r.outcome === "cancelled") this.events.changed("cancelled", r.job);
     return r;
   }
 
@@ -368,7 +298,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   ): Promise<RescheduleResult> {
     if (typeof id !== "string") throw new InvalidJobError("id", "a job id string", id);
     const now = this.clock.now();
-    const fields = dueTimeFields(when, opts);
+    const fields = dueTimeFieldsOf(when, opts);
     const dueAt = resolveDueTime(fields, {
       now,
       maxPastMs: this.pastLimit(opts),
@@ -391,7 +321,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
         : await this.store.jobRetry(params);
     if (r.outcome === "rescheduled") {
       this.engine.wakeFor(dueAt);
-      this.changed(kind === "reschedule" ? "rescheduled" : "retried", r.job);
+      this.events.changed(kind === "reschedule" ? "rescheduled" : "retried", r.job);
     }
     return r;
   }
@@ -477,89 +407,4 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   idle(): Promise<void> {
     return this.engine.idle();
   }
-
-  private changed(kind: JobChange["kind"], job: Job, status: JobStatus = job.status): void {
-    if (this.listenerCount("changed") === 0) return;
-    this.emit("changed", {
-      kind,
-      id: job.id,
-      tenant: job.tenant,
-      status,
-      dueAt: job.dueAt,
-      at: this.clock.now(),
-    });
-  }
-
-  private report(o: DispatchOutcome): void {
-    if (o.kind === "succeeded" || o.kind === "failed" || o.kind === "dead")
-      this.lateness.record(o.latenessMs);
-    if (o.applied) {
-      this.activity.record(
-        { kind: o.kind, tenant: o.job.tenant, at: this.clock.now() },
-        o.latenessMs,
-      );
-    }
-    if (!o.applied) {
-      this.logger.warn(
-        { id: o.job.id, kind: o.kind },
-        "outcome not recorded: the claim was lost (lease expired)",
-      );
-      return;
-    }
-    switch (o.kind) {
-      case "succeeded": {
-        const done = { job: o.job, latenessMs: o.latenessMs, result: o.result };
-        this.emit("succeeded", done);
-        // The deprecated alias, emitted beside it until the next release (see SchedulerEvents).
-        this.emit("fired", done);
-        this.changed("succeeded", o.job, "succeeded");
-        break;
-      }
-      case "failed":
-        this.emit("failed", {
-          job: o.job,
-          latenessMs: o.latenessMs,
-          error: o.error,
-          retryAt: o.retryAt,
-        });
-        this.changed("failed", { ...o.job, dueAt: o.retryAt }, "pending");
-        break;
-      case "deferred":
-        this.emit("deferred", {
-          job: o.job,
-          latenessMs: o.latenessMs,
-          error: o.error,
-          retryAt: o.retryAt,
-        });
-        this.changed("deferred", { ...o.job, dueAt: o.retryAt }, "pending");
-        // The watcher planned its sleep while the job was claimed: a short backoff would
-        // otherwise wait for its next poll.
-        this.engine.wakeFor(o.retryAt);
-        break;
-      case "dead":
-        this.emit("dead", { job: o.job, latenessMs: o.latenessMs, error: o.error });
-        this.changed("dead", o.job, "dead");
-        break;
-      case "expired":
-        this.emit("expired", { job: o.job, latenessMs: o.latenessMs });
-        this.changed("expired", o.job, "expired");
-        break;
-    }
-  }
-}
-
-/**
- * A move's due time as resolveDueTime reads it: a bare time (with the call's `timeZone`),
- * or the fields of a reschedule body, nothing else.
- */
-function dueTimeFields(when: DueTime | DueTimeFields, opts: MoveOptions): DueTimeFields {
-  if (typeof when === "object" && when !== null && !(when instanceof Date)) {
-    rejectUnknownFields(when as Record<string, unknown>, DUE_TIME_FIELDS, "");
-    return when;
-  }
-  return {
-    dueAt: when,
-    ...(opts.timeZone === undefined ? {} : { timeZone: opts.timeZone }),
-    ...(opts.locale === undefined ? {} : { locale: opts.locale }),
-  };
 }

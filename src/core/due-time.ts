@@ -7,7 +7,13 @@ import {
   parseDueTime,
   requireInstant,
 } from "./time-input.js";
-import { optionalString, prefixText, requireInteger, type FieldPrefix } from "./validate.js";
+import {
+  optionalString,
+  prefixText,
+  rejectUnknownFields,
+  requireInteger,
+  type FieldPrefix,
+} from "./validate.js";
 
 /** Longest delay `delayMs` (and `expireAfterMs`) may ask for: 100 years, in ms. */
 export const MAX_DELAY_MS = 100 * 365 * 86_400_000;
@@ -21,6 +27,25 @@ export interface DueTimeFields {
   readonly delayMs?: unknown;
   readonly timeZone?: unknown;
   readonly locale?: unknown;
+}
+
+/**
+ * A move's due time as resolveDueTime reads it: a bare time (epoch ms, Date or text, read in
+ * the call's `timeZone` and `locale`), or the fields of a reschedule body, nothing else.
+ */
+export function dueTimeFieldsOf(
+  when: unknown,
+  opts: { readonly timeZone?: string; readonly locale?: string },
+): DueTimeFields {
+  if (typeof when === "object" && when !== null && !(when instanceof Date)) {
+    rejectUnknownFields(when as Record<string, unknown>, DUE_TIME_FIELDS, "");
+    return when;
+  }
+  return {
+    dueAt: when,
+    ...(opts.timeZone === undefined ? {} : { timeZone: opts.timeZone }),
+    ...(opts.locale === undefined ? {} : { locale: opts.locale }),
+  };
 }
 
 export interface DueTimeContext {
