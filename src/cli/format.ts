@@ -1,5 +1,6 @@
 import { formatDuration } from "../core/duration-text.js";
 import { isoInstant, isShowable } from "../core/instant-text.js";
+import { zonedText } from "../core/wall-time.js";
 import type { Job, JobStatus } from "../index.js";
 
 /**
@@ -59,30 +60,22 @@ export function systemTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 }
 
-const wallFormatters = new Map<string, Intl.DateTimeFormat>();
-
 /** "2026-11-30 09:00:00.000 GMT+1": the wall-clock time at `ms` in `timeZone`. */
 export function formatInZone(ms: number, timeZone: string): string {
   if (!isShowable(ms)) return isoInstant(ms);
-  let f = wallFormatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat("en-US", {
-      timeZone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-      fractionalSecondDigits: 3,
-      timeZoneName: "shortOffset",
-    });
-    wallFormatters.set(timeZone, f);
-  }
-  const p = Object.fromEntries(f.formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
-  const zone = /^GMT(?:\+0)?$/.test(p.timeZoneName ?? "") ? "UTC" : (p.timeZoneName ?? "");
-  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}.${p.fractionalSecond} ${zone}`;
+  const { local, offsetSeconds } = zonedText(ms, timeZone);
+  return `${local.replace("T", " ")} ${offsetLabel(offsetSeconds)}`;
+}
+
+/** "UTC", "GMT+1", "GMT-3:30", "GMT+0:09:21": the offset as Intl's shortOffset names it. */
+function offsetLabel(seconds: number): string {
+  if (seconds === 0) return "UTC";
+  const abs = Math.abs(seconds);
+  const two = (n: number) => String(n).padStart(2, "0");
+  const mm = Math.floor(abs / 60) % 60;
+  const ss = abs % 60;
+  const tail = ss !== 0 ? `:${two(mm)}:${two(ss)}` : mm !== 0 ? `:${two(mm)}` : "";
+  return `GMT${seconds < 0 ? "-" : "+"}${Math.floor(abs / 3600)}${tail}`;
 }
 
 export function iso(ms: number | null): string {

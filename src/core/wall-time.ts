@@ -67,6 +67,14 @@ const offsetFormatters = new Map<string, Intl.DateTimeFormat>();
 
 /** Offset of `timeZone` from UTC at `instant`, in minutes (east positive). */
 export function tzOffsetMinutes(timeZone: string, instant: number): number {
+  return Math.round(tzOffsetSeconds(timeZone, instant) / 60);
+}
+
+/**
+ * Offset of `timeZone` from UTC at `instant`, in whole seconds (east positive): local mean
+ * times before about 1900 are not whole minutes (Paris +0:09:21).
+ */
+function tzOffsetSeconds(timeZone: string, instant: number): number {
   let f = offsetFormatters.get(timeZone);
   if (f === undefined) {
     f = new Intl.DateTimeFormat("en-US", {
@@ -94,16 +102,40 @@ export function tzOffsetMinutes(timeZone: string, instant: number): number {
     Number(parts.minute),
     Number(parts.second),
   );
-  return Math.round((asUtc - Math.floor(instant / 1000) * 1000) / 60_000);
+  return (asUtc - Math.floor(instant / 1000) * 1000) / 1000;
 }
 
-/** "2026-03-02T09:00:00.000+01:00": the instant as the clocks of `timeZone` show it. */
+/** What the clocks of a zone show at an instant, as text, and the zone's offset then. */
+export interface ZonedText {
+  /** "2026-03-02T09:00:00.000": the wall time, ISO without an offset. */
+  readonly local: string;
+  /** Offset from UTC in seconds, east positive. */
+  readonly offsetSeconds: number;
+}
+
+/**
+ * The instant as the clocks of `timeZone` show it, read through the one zone formatter here,
+ * for the CLI's table times. Only for showable instants (isShowable).
+ */
+export function zonedText(ms: number, timeZone: string): ZonedText {
+  const offsetSeconds = tzOffsetSeconds(timeZone, ms);
+  return { local: localText(ms, offsetSeconds * 1000), offsetSeconds };
+}
+
+function localText(ms: number, offsetMs: number): string {
+  return new Date(ms + offsetMs).toISOString().slice(0, -1);
+}
+
+/**
+ * "2026-03-02T09:00:00.000+01:00": the instant as the clocks of `timeZone` show it (to the
+ * minute: an RFC 3339 offset has no seconds).
+ */
 export function isoInZone(ms: number, timeZone: string): string {
   if (!isShowable(ms)) return isoInstant(ms);
-  const offset = tzOffsetMinutes(timeZone, ms);
-  const local = new Date(ms + offset * 60_000).toISOString().slice(0, -1);
-  const sign = offset < 0 ? "-" : "+";
-  const abs = Math.abs(offset);
+  const offsetMinutes = tzOffsetMinutes(timeZone, ms);
+  const local = localText(ms, offsetMinutes * 60_000);
+  const sign = offsetMinutes < 0 ? "-" : "+";
+  const abs = Math.abs(offsetMinutes);
   const hh = String(Math.floor(abs / 60)).padStart(2, "0");
   const mm = String(abs % 60).padStart(2, "0");
   return `${local}${sign}${hh}:${mm}`;

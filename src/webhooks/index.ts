@@ -10,4 +10,10 @@ export {
   type WebhookHeaders,
   type WebhookRefusal,
 } from "./verify.js";
-export { ATTEMPT_HEADER, JOB_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "./signature.js";
+export {
+  ATTEMPT_HEADER,
+  JOB_ID_HEADER,
+  SIGNATURE_HEADER,
+  TIMESTAMP_HEADER,
+  type WebhookBody,
+} from "./signature.js";

@@ -12,6 +12,22 @@ export const TIMESTAMP_HEADER = "duetime-timestamp";
 export const JOB_ID_HEADER = "duetime-job-id";
 export const ATTEMPT_HEADER = "duetime-attempt";
 
+/** The JSON body of a delivery, as the service signs it and a receiver reads it back. */
+export interface WebhookBody {
+  /** The job id (also in `Duetime-Job-Id`): deduplicate on it. */
+  readonly id: string;
+  /** The idempotency key given at creation, or null. */
+  readonly key: string | null;
+  /** The tenant that owns the job. */
+  readonly tenant: string;
+  /** When the job was due (ISO 8601, UTC). */
+  readonly dueAt: string;
+  /** 1 for the first delivery, 2 for the first retry... */
+  readonly attempt: number;
+  /** The job's payload as given at creation. */
+  readonly payload: unknown;
+}
+
 /** HMAC-SHA256 of `timestamp.body` with `secret`; bytes are signed as they are, text as UTF-8. */
 export function signatureOf(secret: string, timestamp: number, body: string | Uint8Array): Buffer {
   return createHmac("sha256", secret).update(`${timestamp}.`).update(body).digest();

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from "node:crypto";
-import { SIGNATURE_HEADER, TIMESTAMP_HEADER, signatureOf } from "./signature.js";
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER, signatureOf, type WebhookBody } from "./signature.js";
 
 /**
  * Request headers as frameworks hand them over: a Fetch `Headers` (Next.js route handlers,
@@ -28,19 +28,7 @@ export interface VerifyWebhookParams {
 }
 
 /** A verified delivery: the JSON body duetime sent, and when it signed it. */
-export interface WebhookDelivery {
-  /** The job id (also in `Duetime-Job-Id`): deduplicate on it. */
-  readonly id: string;
-  /** The idempotency key given at creation, or null. */
-  readonly key: string | null;
-  /** The tenant that owns the job. */
-  readonly tenant: string;
-  /** When the job was due (ISO 8601, UTC). */
-  readonly dueAt: string;
-  /** 1 for the first delivery, 2 for the first retry... */
-  readonly attempt: number;
-  /** The job's payload as given at creation. */
-  readonly payload: unknown;
+export interface WebhookDelivery extends WebhookBody {
   /** `Duetime-Timestamp`: when the attempt was signed, Unix seconds. */
   readonly timestamp: number;
 }
@@ -132,7 +120,7 @@ function headerOf(headers: WebhookHeaders, name: string): string | undefined {
 }
 
 /** The signed body as JSON; authentic, so a parse failure means a sender other than duetime. */
-function deliveryBody(body: string | Uint8Array): Omit<WebhookDelivery, "timestamp"> {
+function deliveryBody(body: string | Uint8Array): WebhookBody {
   const text = typeof body === "string" ? body : Buffer.from(body).toString("utf8");
   let parsed: unknown;
   try {
@@ -140,7 +128,7 @@ function deliveryBody(body: string | Uint8Array): Omit<WebhookDelivery, "timesta
   } catch {
     throw new WebhookVerificationError("bad-body", "the body is not JSON");
   }
-  const d = parsed as Partial<WebhookDelivery> | null;
+  const d = parsed as Partial<WebhookBody> | null;
   if (d === null || typeof d !== "object" || typeof d.id !== "string") {
     throw new WebhookVerificationError("bad-body", "the body is not a duetime delivery");
   }

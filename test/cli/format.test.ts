@@ -27,6 +27,24 @@ describe("CLI text formatting", () => {
     expect(formatInZone(Date.UTC(2026, 0, 1, 12), "UTC")).toBe("2026-01-01 12:00:00.000 UTC");
   });
 
+  it("names offsets of part hours and seconds as Intl's shortOffset does", () => {
+    // Read through the core's one zone formatter (tzOffsetSeconds), not a formatter of its own.
+    const at = (y: number, m: number, d: number, h: number) => Date.UTC(y, m - 1, d, h);
+    expect(formatInZone(at(2026, 6, 1, 12), "Asia/Kathmandu")).toBe(
+      "2026-06-01 17:45:00.000 GMT+5:45",
+    );
+    expect(formatInZone(at(2026, 1, 15, 12), "America/St_Johns")).toBe(
+      "2026-01-15 08:30:00.000 GMT-3:30",
+    );
+    expect(formatInZone(at(2026, 1, 15, 12), "Pacific/Chatham")).toBe(
+      "2026-01-16 01:45:00.000 GMT+13:45",
+    );
+    // Paris kept local mean time until 1891: not a whole minute from UTC.
+    expect(formatInZone(at(1850, 1, 1, 12), "Europe/Paris")).toBe(
+      "1850-01-01 12:09:21.000 GMT+0:09:21",
+    );
+  });
+
   it("writes short durations and relative times", () => {
     expect(formatDuration(250)).toBe("250 ms");
     expect(formatDuration(1500)).toBe("1.5 s");

@@ -19,6 +19,7 @@ import {
   SIGNATURE_HEADER,
   TIMESTAMP_HEADER,
   signatureHeader,
+  type WebhookBody,
 } from "../../webhooks/signature.js";
 
 /** Options of webhook delivery. */
@@ -69,17 +70,6 @@ export interface DeliveryAttempt {
   /** HTTP status, or null when no response came (timeout, connection error, refused). */
   readonly status: number | null;
   readonly durationMs: number;
-}
-
-/** The JSON a webhook receives. */
-export interface WebhookBody {
-  readonly id: string;
-  readonly key: string | null;
-  readonly tenant: string;
-  /** ISO 8601, UTC. */
-  readonly dueAt: string;
-  readonly attempt: number;
-  readonly payload: unknown;
 }
 
 export interface WebhookDelivery {
