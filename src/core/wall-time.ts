@@ -28,6 +28,9 @@ export type WallTimeInstants =
 
 const DAY_MS = 86_400_000;
 
+/** Offset of a zone from UTC at an instant, in minutes (east positive). */
+export type OffsetOf = (timeZone: string, instant: number) => number;
+
 /**
  * Every instant at which `timeZone`'s clocks show `w`. The candidate offsets are the zone's
  * offsets a day either side (no zone has changed its offset twice within two days), and a
@@ -35,12 +38,31 @@ const DAY_MS = 86_400_000;
  */
 export function wallTimeInstants(w: WallTime, timeZone: string): WallTimeInstants {
   const naive = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second, w.millisecond);
-  const before = tzOffsetMinutes(timeZone, naive - DAY_MS);
-  const after = tzOffsetMinutes(timeZone, naive + DAY_MS);
+  return floatingInstants(naive, timeZone);
+}
+
+/**
+ * wallTimeInstants for a wall time given as "floating" epoch ms (the wall time read as if it
+ * were UTC), the form the recurrence rules enumerate in. `offsetOf` lets a caller that maps
+ * many wall times of one zone use a cached offset table (src/core/zone-offsets.ts).
+ */
+export function floatingInstants(
+  naive: number,
+  timeZone: string,
+  offsetOf: OffsetOf = tzOffsetMinutes,
+): WallTimeInstants {
+  const before = offsetOf(timeZone, naive - DAY_MS);
+  const after = offsetOf(timeZone, naive + DAY_MS);
+  if (before === after) {
+    const t = naive - before * 60_000;
+    // the common case: one offset around, one instant (re-checked: a zone could in theory
+    // change and change back within two days)
+    if (offsetOf(timeZone, t) === before) return { kind: "exact", instants: [t] };
+  }
   const found: number[] = [];
   for (const offset of before === after ? [before] : [before, after]) {
     const t = naive - offset * 60_000;
-    if (tzOffsetMinutes(timeZone, t) === offset) found.push(t);
+    if (offsetOf(timeZone, t) === offset) found.push(t);
   }
   found.sort((a, b) => a - b);
   const [first, second] = found;

@@ -1,0 +1,19 @@
+/**
+ * Recurrence rules (issue 12 §1): cron and RRULE read in an IANA zone, with the DST rules of
+ * docs/recurring.md. Pure: no clock, no store; the series engine builds on it.
+ */
+export { compileRecurrence } from "./compile.js";
+export {
+  GAP_POLICIES,
+  MAX_COUNT,
+  MAX_PREVIEW,
+  MAX_RULE_TEXT,
+  OVERLAP_POLICIES,
+  type GapPolicy,
+  type Occurrence,
+  type OccurrenceMapping,
+  type OverlapPolicy,
+  type Recurrence,
+  type RecurrenceRule,
+  type RecurrenceSpec,
+} from "./types.js";
