@@ -17,6 +17,7 @@ import { memoryIdle } from "./memory-idle.js";
 import { pollCost } from "./poll-cost.js";
 import { precision } from "./precision.js";
 import { scheduleThroughput } from "./schedule-throughput.js";
+import { tracingOverhead } from "./tracing-overhead.js";
 
 const BENCHMARKS: Readonly<Record<string, (s: Sizes) => Promise<BenchResult>>> = {
   "poll-cost": pollCost,
@@ -25,6 +26,7 @@ const BENCHMARKS: Readonly<Record<string, (s: Sizes) => Promise<BenchResult>>> =
   "dispatch-throughput": dispatchThroughput,
   "catch-up": catchUp,
   "memory-idle": memoryIdle,
+  "tracing-overhead": tracingOverhead,
 };
 
 async function main(): Promise<number> {

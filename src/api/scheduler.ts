@@ -1,3 +1,4 @@
+import { inScheduleSpan, withTraceContext } from "../engine/tracing.js";
 import { EventEmitter } from "node:events";
 import { bucketOf } from "../core/buckets.js";
 import type { Clock } from "../core/clock.js";
@@ -113,10 +114,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /** Schedules one job. Resolves to the stored job (or the live job holding its key). */
-  async schedule(input: ScheduleInput, opts: PastTimePolicy = {}): Promise<ScheduleResult> {
-    const ctx = this.scheduleContext(opts);
-    const [result] = await this.insert([validateScheduleInput(input, ctx)], ctx.now);
-    return result!;
+  schedule(input: ScheduleInput, opts: PastTimePolicy = {}): Promise<ScheduleResult> {
+    return inScheduleSpan(1, async () => {
+      const ctx = this.scheduleContext(opts);
+      const [result] = await this.insert([validateScheduleInput(input, ctx)], ctx.now);
+      return result!;
+    });
   }
 
   /**
@@ -128,10 +131,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     opts: ScheduleManyOptions = {},
   ): Promise<ScheduleResult[]> {
     if (!Array.isArray(inputs)) throw new InvalidJobError("jobs", "an array of jobs", inputs);
-    const ctx = this.scheduleContext(opts);
-    const jobs = validateScheduleInputs(inputs, ctx, "jobs", opts.prepare);
-    if (jobs.length === 0) return [];
-    return this.insert(jobs, ctx.now);
+    return inScheduleSpan(inputs.length, async () => {
+      const ctx = this.scheduleContext(opts);
+      const jobs = validateScheduleInputs(inputs, ctx, "jobs", opts.prepare);
+      if (jobs.length === 0) return [];
+      return this.insert(jobs, ctx.now);
+    });
   }
 
   private scheduleContext(opts: PastTimePolicy): ScheduleContext {
@@ -161,7 +166,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       for (const j of jobs) perTenant.set(j.tenant, (perTenant.get(j.tenant) ?? 0) + 1);
       for (const [tenant, n] of perTenant) await admit({ tenant, jobs: n });
     }
-    const results = await this.store.jobsInsert({ jobs, now });
+    const results = await this.store.jobsInsert({ jobs: withTraceContext(jobs), now });
     let earliest = Infinity;
     for (const r of results) if (r.created && r.job.dueAt < earliest) earliest = r.job.dueAt;
     if (earliest !== Infinity) this.engine.wakeFor(earliest);

@@ -6,6 +6,7 @@ import { FairQueue, type FairShare, type Lane } from "./fair-queue.js";
 import type { Logger } from "./logger.js";
 import { InfrastructureError, PermanentJobError, RetryLaterError } from "./handler-errors.js";
 import type { Settler } from "./settler.js";
+import { endAttemptSpan, startAttemptSpan, type AttemptTrace } from "./tracing.js";
 
 /** What a handler receives besides the job. */
 export interface HandlerContext {
@@ -235,6 +236,7 @@ export class Dispatcher {
       timeout: null,
       signal: null,
       done: false,
+      trace: null,
     };
     if (!handler) {
       this.handlerDone(
@@ -247,10 +249,11 @@ export class Dispatcher {
     const ctx = new Context(run, this.stopController.signal);
     this.inFlight.add(run);
     this.armSweep();
+    const traced = (run.trace = startAttemptSpan(job, latenessMs));
     // Called from a microtask, never inside submit(): a handler's synchronous throw is a
     // failed attempt like a rejection, and a handler never runs inside the engine's loops.
     Promise.resolve()
-      .then(() => handler(job, ctx))
+      .then(() => (traced ? traced.run(() => handler(job, ctx)) : handler(job, ctx)))
       .then(
         (value) => this.handlerDone(run, null, value),
         (err: unknown) => this.handlerDone(run, err ?? new Error(String(err)), undefined),
@@ -267,6 +270,7 @@ export class Dispatcher {
     this.inFlight.delete(run);
     const { job, latenessMs, lane } = run;
     if (err === null) {
+      endAttemptSpan(run.trace, "succeeded", null);
       const result = toJsonResult(value);
       this.finish(
         lane,
@@ -276,6 +280,7 @@ export class Dispatcher {
       return;
     }
     if (err instanceof InfrastructureError) {
+      endAttemptSpan(run.trace, "released", err);
       this.handBack(run, err);
       return;
     }
@@ -283,6 +288,7 @@ export class Dispatcher {
     const error = err instanceof Error ? err.message || err.name : String(err);
     const retryable = !(err instanceof PermanentJobError) && job.attempts < job.maxAttempts;
     if (!retryable) {
+      endAttemptSpan(run.trace, "dead", err);
       this.finish(
         lane,
         { ...base, outcome: "dead", error },
@@ -293,6 +299,7 @@ export class Dispatcher {
     const retryAfterMs = err instanceof RetryLaterError ? err.retryAfterMs : 0;
     const retryAt =
       this.d.clock.now() + Math.max(retryAfterMs, backoffDelay(job.attempts, this.d.backoff));
+    endAttemptSpan(run.trace, "retry", err, { retryAt });
     this.finish(
       lane,
       {
@@ -416,6 +423,8 @@ interface RunningHandler {
   signal: AbortSignal | null;
   /** Set once the outcome is taken (the handler finished or timed out). */
   done: boolean;
+  /** The attempt's span (null without a handler, or with tracing off). */
+  trace: AttemptTrace | null;
 }
 
 /**

@@ -9,6 +9,7 @@ import {
 } from "../../engine/handler-errors.js";
 import { InvalidOptionError } from "../../core/errors.js";
 import { parseRetryAfter } from "../../core/retry-after.js";
+import { injectTraceHeaders } from "../../engine/tracing.js";
 import type { LookupFunction } from "node:net";
 import type { Logger } from "../../engine/logger.js";
 import { guardedLookup, PrivateAddressError } from "./address-guard.js";
@@ -254,18 +255,18 @@ function signedRequest(
     attempt,
     payload: job.payload,
   } satisfies WebhookBody);
-  return {
-    body,
-    headers: {
-      ...jobHeaders,
-      "content-type": "application/json",
-      "user-agent": "duetime-webhook/1",
-      [JOB_ID_HEADER]: job.id,
-      [ATTEMPT_HEADER]: String(attempt),
-      [TIMESTAMP_HEADER]: String(timestamp),
-      [SIGNATURE_HEADER]: signatureHeader(secret, timestamp, body),
-    },
+  const headers: Record<string, string> = {
+    ...jobHeaders,
+    "content-type": "application/json",
+    "user-agent": "duetime-webhook/1",
+    [JOB_ID_HEADER]: job.id,
+    [ATTEMPT_HEADER]: String(attempt),
+    [TIMESTAMP_HEADER]: String(timestamp),
+    [SIGNATURE_HEADER]: signatureHeader(secret, timestamp, body),
   };
+  // The attempt's span is active here: the receiver's trace joins it (traceparent, tracestate).
+  injectTraceHeaders(headers);
+  return { body, headers };
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {
