@@ -201,6 +201,12 @@ export interface Job {
   readonly firedAt: number | null;
   /** When the job reached a finished state, or null. */
   readonly finishedAt: number | null;
+  /**
+   * The trace context active when it was scheduled, as a W3C `traceparent` (55 bytes), or
+   * null: stored only while an OpenTelemetry SDK records (docs/tracing.md). Each attempt's
+   * span links to it.
+   */
+  readonly traceContext: string | null;
 }
 
 /**
@@ -220,6 +226,8 @@ export interface NewJob {
   readonly targetOptions: Readonly<Record<string, unknown>> | null;
   readonly maxAttempts: number;
   readonly expireAfterMs: number | null;
+  /** The scheduling span's W3C `traceparent` (set by the Scheduler, see Job); absent: null. */
+  readonly traceContext?: string | null;
 }
 
 /**
@@ -252,5 +260,6 @@ export function newPendingJob(j: NewJob, bucket: number, shard: number, now: num
     updatedAt: now,
     firedAt: null,
     finishedAt: null,
+    traceContext: j.traceContext ?? null,
   };
 }

@@ -14,14 +14,12 @@ import type { Job, NewJob } from "../core/job.js";
  * OpenTelemetry instrumentation through `@opentelemetry/api` only: a no-op unless the
  * application registers an SDK (docs/tracing.md). A span for each schedule call, one for
  * each attempt when a job fires; the trace context active at schedule time is stored with
- * the job (`targetOptions.trace`, a W3C traceparent, 55 bytes) and comes back as a span
- * link of each attempt, not its parent: a job may fire months after the request that
- * scheduled it. Attribute names follow the messaging semantic conventions where they fit.
+ * the job (its own column, `traceContext`: a W3C traceparent, 55 bytes) and comes back with
+ * the claimed job as a span link of each attempt, not its parent: a job may fire months after
+ * the request that scheduled it. Attribute names follow the messaging semantic conventions
+ * where they fit.
  */
 const tracer = trace.getTracer("duetime");
-
-/** Key of the stored trace context in a job's targetOptions. */
-export const TRACE_OPTION = "trace";
 
 // Off only for the benchmark's same-run baseline (bench/tracing-overhead.ts).
 let enabled = true;
@@ -54,8 +52,8 @@ export async function inScheduleSpan<T>(count: number, fn: () => Promise<T>): Pr
 }
 
 /**
- * The jobs with the active span's context stored in their targetOptions; the same array
- * when no span is recording (no SDK: nothing is stored).
+ * The jobs carrying the active span's context (`traceContext`); the same array when no span
+ * is recording (no SDK: nothing is stored, the column stays NULL).
  */
 export function withTraceContext(jobs: NewJob[]): NewJob[] {
   if (!enabled) return jobs;
@@ -63,10 +61,7 @@ export function withTraceContext(jobs: NewJob[]): NewJob[] {
   if (span === undefined || !span.isRecording()) return jobs;
   const traceparent = formatTraceparent(span.spanContext());
   if (jobs.length === 1) span.setAttribute("messaging.message.id", jobs[0]!.id);
-  return jobs.map((j) => ({
-    ...j,
-    targetOptions: { ...j.targetOptions, [TRACE_OPTION]: traceparent },
-  }));
+  return jobs.map((j) => ({ ...j, traceContext: traceparent }));
 }
 
 /** An attempt's span, started as the handler is about to run; null when tracing is off. */
@@ -85,7 +80,7 @@ export function startAttemptSpan(job: Job, latenessMs: number): AttemptTrace | n
   if (!span.isRecording()) return null;
   const destination = job.target.startsWith("http") ? safeOrigin(job.target) : job.target;
   span.updateName(`fire ${destination}`);
-  const stored = parseTraceparent(job.targetOptions?.[TRACE_OPTION]);
+  const stored = parseTraceparent(job.traceContext);
   if (stored) span.addLink({ context: stored });
   span.setAttributes({
     "messaging.system": "duetime",
@@ -135,8 +130,8 @@ function formatTraceparent(sc: SpanContext): string {
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
-function parseTraceparent(value: unknown): SpanContext | null {
-  if (typeof value !== "string") return null;
+function parseTraceparent(value: string | null): SpanContext | null {
+  if (value === null) return null;
   const m = TRACEPARENT.exec(value);
   if (!m) return null;
   const sc: SpanContext = {

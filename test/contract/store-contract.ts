@@ -6,6 +6,7 @@ import type { Store } from "../../src/store/store.js";
 import { describeCapabilityContract } from "./capability-contract.js";
 import { describePlacementContract } from "./placement-contract.js";
 import { describeTenantContract } from "./tenant-contract.js";
+import { describeTraceContract } from "./trace-contract.js";
 
 /** Epoch of the contract tests: 2026-03-01T10:00:00Z, inside an hour bucket's start. */
 export const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
@@ -751,4 +752,5 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
   describeTenantContract(name, makeStore);
   describePlacementContract(name, makeStore);
   describeCapabilityContract(name, makeStore);
+  describeTraceContract(name, makeStore);
 }

@@ -18,8 +18,10 @@ describe("OpenTelemetry without an SDK", () => {
     h.scheduler.handle("t", () => void active.push(trace.getActiveSpan()));
     const { job } = await h.scheduler.schedule({ dueAt: T0, target: "t" });
     const [other] = await h.scheduler.scheduleMany([{ dueAt: T0, target: "t" }]);
-    expect(job.targetOptions).toBeNull();
-    expect(other!.job.targetOptions).toBeNull();
+    expect([job.traceContext, other!.job.traceContext]).toEqual([null, null]);
+    // Nothing written: the column is NULL in the file itself.
+    const stored = h.store.connection.prepare("SELECT trace_context FROM jobs").all();
+    expect(stored).toEqual([{ trace_context: null }, { trace_context: null }]);
     const done = record(h.scheduler, "succeeded");
     h.scheduler.start();
     await h.clock.advanceTo(T0 + 1);

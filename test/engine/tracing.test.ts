@@ -1,6 +1,6 @@
 import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { makeHarness, record } from "../support/harness.js";
+import { describeOnEveryStore, record, type Harness } from "../support/harness.js";
 import { registerInMemorySdk } from "../support/tracing.js";
 import { startReceiver, startTestService, waitForJob } from "../service/helpers.js";
 
@@ -9,7 +9,7 @@ const sdk = registerInMemorySdk();
 afterAll(() => sdk.shutdown());
 beforeEach(() => sdk.exporter.reset());
 
-let h: ReturnType<typeof makeHarness> | undefined;
+let h: Harness | undefined;
 afterEach(async () => {
   await h?.close();
   h = undefined;
@@ -17,9 +17,9 @@ afterEach(async () => {
 
 const spanNamed = (name: string) => sdk.spans().filter((s) => s.name === name);
 
-describe("OpenTelemetry with the real SDK registered", () => {
+describeOnEveryStore("OpenTelemetry with the real SDK registered", (make) => {
   it("a schedule span in the caller's trace; the attempt is a root linked to it, not its child", async () => {
-    h = makeHarness({ start: T0 });
+    h = await make({ start: T0 });
     h.scheduler.handle("remind", () => "ok");
     const request = trace.getTracer("test").startSpan("request");
     const ctx = trace.setSpan(context.active(), request);
@@ -37,7 +37,10 @@ describe("OpenTelemetry with the real SDK registered", () => {
       "messaging.message.id": job.id,
     });
     const sc = schedule!.spanContext();
-    expect(job.targetOptions).toEqual({ trace: `00-${sc.traceId}-${sc.spanId}-01` });
+    // Stored in its own column, read back by the claim: targetOptions stays the caller's.
+    expect(job.traceContext).toBe(`00-${sc.traceId}-${sc.spanId}-01`);
+    expect(job.targetOptions).toBeNull();
+    expect(await h.scheduler.get(job.id)).toMatchObject({ traceContext: job.traceContext });
 
     const done = record(h.scheduler, "succeeded");
     h.scheduler.start();
@@ -65,7 +68,7 @@ describe("OpenTelemetry with the real SDK registered", () => {
   });
 
   it("records a failed attempt's error and retry time; each attempt links to the schedule", async () => {
-    h = makeHarness({ start: T0, backoffBaseMs: 1000 });
+    h = await make({ start: T0, backoffBaseMs: 1000 });
     let calls = 0;
     h.scheduler.handle("flaky", () => {
       if (++calls === 1) throw new Error("receiver down");
@@ -95,7 +98,7 @@ describe("OpenTelemetry with the real SDK registered", () => {
   });
 
   it("one span for a batch, with its count; invalid input is recorded on it", async () => {
-    h = makeHarness({ start: T0 });
+    h = await make({ start: T0 });
     const jobs = await h.scheduler.scheduleMany([
       { dueAt: T0 + 1000, target: "t" },
       { dueAt: T0 + 2000, target: "t" },
@@ -103,7 +106,7 @@ describe("OpenTelemetry with the real SDK registered", () => {
     ]);
     const [batch] = spanNamed("schedule");
     expect(batch!.attributes["messaging.batch.message_count"]).toBe(3);
-    const traces = new Set(jobs.map((r) => r.job.targetOptions?.trace));
+    const traces = new Set(jobs.map((r) => r.job.traceContext));
     expect([...traces]).toEqual([
       `00-${batch!.spanContext().traceId}-${batch!.spanContext().spanId}-01`,
     ]);
@@ -113,7 +116,9 @@ describe("OpenTelemetry with the real SDK registered", () => {
     expect(refused.status.code).toBe(SpanStatusCode.ERROR);
     expect(refused.events[0]!.name).toBe("exception");
   });
+});
 
+describe("OpenTelemetry in the service", () => {
   it("a webhook delivery carries the attempt's traceparent to a loopback receiver", async () => {
     const t = await startTestService();
     const rx = await startReceiver();

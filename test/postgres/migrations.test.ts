@@ -1,4 +1,6 @@
+import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { migrations } from "../../src/stores/postgres/migrations.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
 import { openPostgresStore } from "../../src/stores/postgres/open.js";
 import { freshSchema, usePostgresServer } from "../support/postgres-server.js";
@@ -14,10 +16,55 @@ describe("postgres migrations and settings", () => {
     const versions = await stores[0]!.connection.query<{ version: number }>(
       `SELECT version FROM "${schema}".migrations ORDER BY version`,
     );
-    expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3]);
+    expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4]);
     await stores[0]!.migrate(); // idempotent
     expect(stores.every((s) => s.bucketWidthMs === 86_400_000 && s.shardCount === 64)).toBe(true);
     await Promise.all(stores.map((s) => s.close()));
+  });
+
+  it("adds the trace context column to a schema of version 3 with its jobs in place", async () => {
+    const schema = freshSchema("mig");
+    const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    try {
+      await client.query(`CREATE SCHEMA "${schema}"`);
+      await client.query(`CREATE TABLE "${schema}".migrations (version integer PRIMARY KEY,
+        applied_at timestamptz NOT NULL DEFAULT now())`);
+      for (const [i, sql] of migrations(schema).slice(0, 3).entries()) {
+        await client.query(sql);
+        await client.query(`INSERT INTO "${schema}".migrations (version) VALUES ($1)`, [i + 1]);
+      }
+      await client.query(`INSERT INTO "${schema}".meta (name, value) VALUES
+        ('bucket_width_ms', '3600000'), ('history_width_ms', '3600000'), ('shard_count', '1')`);
+      await client.query(
+        `INSERT INTO "${schema}".jobs_live (shard, id, tenant, due_at, bucket, payload, target,
+          max_attempts, created_at, updated_at)
+        VALUES (0, '01OLDJOB00000000000000000A', 'default', $1, $2, 'null', 't', 3, $2, $2)`,
+        [T0 + 5, T0],
+      );
+    } finally {
+      await client.end();
+    }
+    const store = await PostgresStore.open({ url: server.url, schema });
+    try {
+      const versions = await store.connection.query<{ version: number }>(
+        `SELECT version FROM "${schema}".migrations ORDER BY version`,
+      );
+      expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4]);
+      const claimed = await store.jobsClaimDue({
+        now: T0 + 10,
+        dueBefore: T0 + 10,
+        limit: 10,
+        leaseMs: 30_000,
+        owner: "n",
+      });
+      expect(claimed).toMatchObject([
+        { id: "01OLDJOB00000000000000000A", status: "claimed", traceContext: null },
+      ]);
+    } finally {
+      await store.close();
+    }
   });
 
   it("fixes bucket width and shard count at creation and refuses another value later", async () => {

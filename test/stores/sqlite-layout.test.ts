@@ -305,6 +305,7 @@ describe("SQLite layout", () => {
         status: "pending",
         key: "kp",
         version: 1,
+        traceContext: null, // version 4's column, NULL on every row written before it
       });
       expect(await store.jobGet({ id: "01CLAIMED0000000000000000A" })).toMatchObject({
         status: "claimed",

@@ -176,6 +176,15 @@ export function migrations(schema: string): readonly string[] {
     CREATE TABLE ${s}.storage_probe (filler text NOT NULL);
     ALTER TABLE ${s}.storage_probe ALTER COLUMN filler SET STORAGE EXTERNAL;
     `,
+    // Version 4: the trace context at schedule time (a W3C traceparent, NULL without an
+    // OpenTelemetry SDK), moved with the row by every transition, so a claim returns it.
+    // A nullable column without a default is a catalog change: no table is rewritten, and
+    // on a partitioned table it reaches every partition.
+    `
+    ALTER TABLE ${s}.jobs_live ADD COLUMN trace_context text;
+    ALTER TABLE ${s}.jobs_claimed ADD COLUMN trace_context text;
+    ALTER TABLE ${s}.jobs_history ADD COLUMN trace_context text;
+    `,
   ];
 }
 

@@ -14,6 +14,7 @@ export interface JobRow {
   payload: string;
   target: string;
   target_options: string | null;
+  trace_context: string | null;
   attempts: number;
   max_attempts: number;
   expire_after_ms: number | null;
@@ -55,6 +56,7 @@ export function rowToJob(r: JobRow): Job {
     updatedAt: r.updated_at,
     firedAt: r.fired_at,
     finishedAt: r.finished_at,
+    traceContext: r.trace_context,
   };
 }
 
@@ -103,6 +105,7 @@ export function insertArrays(
   const payload = new Array<string>(n);
   const target = new Array<string>(n);
   const targetOptions = new Array<string | null>(n);
+  const traceContext = new Array<string | null>(n);
   const maxAttempts = new Array<number>(n);
   const expireAfter = new Array<number | null>(n);
   for (let i = 0; i < n; i++) {
@@ -117,6 +120,7 @@ export function insertArrays(
     payload[i] = j.payloadJson ?? JSON.stringify(j.payload);
     target[i] = j.target;
     targetOptions[i] = j.targetOptions === null ? null : JSON.stringify(j.targetOptions);
+    traceContext[i] = j.traceContext ?? null;
     maxAttempts[i] = j.maxAttempts;
     expireAfter[i] = j.expireAfterMs;
   }
@@ -130,6 +134,7 @@ export function insertArrays(
     payload,
     target,
     targetOptions,
+    traceContext,
     maxAttempts,
     expireAfter,
     now,

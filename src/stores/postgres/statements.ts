@@ -10,10 +10,10 @@
  * each table holds one kind of row and its indexes need no status predicate.
  */
 
-/** Columns every job table has, in table order. */
-const COLS = `shard, id, tenant, key, due_at, bucket, payload, target, target_options, attempts,
-  max_attempts, expire_after_ms, version, fence, last_error, last_result, created_at,
-  updated_at, fired_at`;
+/** Columns every job table has (trace_context, added by migration 4, is last in the tables). */
+const COLS = `shard, id, tenant, key, due_at, bucket, payload, target, target_options,
+  trace_context, attempts, max_attempts, expire_after_ms, version, fence, last_error,
+  last_result, created_at, updated_at, fired_at`;
 
 /** A row of any table as a full job row (rows.ts turns it into a Job). */
 const AS_PENDING = `${COLS}, 'pending'::text AS status, NULL::text AS lease_owner,
@@ -42,13 +42,15 @@ export function statements(schema: string) {
      * trigger live_inserted adds one counter row per (bucket, tenant).
      */
     liveInsert: `INSERT INTO ${s}.jobs_live (shard, id, tenant, key, due_at, bucket, payload,
-        target, target_options, max_attempts, expire_after_ms, created_at, updated_at)
+        target, target_options, trace_context, max_attempts, expire_after_ms, created_at,
+        updated_at)
       SELECT u.shard, u.id, u.tenant, u.key, u.due_at, u.bucket, u.payload, u.target,
-        u.target_options, u.max_attempts, u.expire_after_ms, $12::bigint, $12::bigint
+        u.target_options, u.trace_context, u.max_attempts, u.expire_after_ms, $13::bigint,
+        $13::bigint
       FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
-        $7::text[], $8::text[], $9::text[], $10::int[], $11::bigint[])
+        $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], $12::bigint[])
         AS u(shard, id, tenant, key, due_at, bucket, payload, target, target_options,
-          max_attempts, expire_after_ms)`,
+          trace_context, max_attempts, expire_after_ms)`,
 
     /** Primary key of job_keys: a key taken by a live job makes the insert a no-op. */
     keysClaim: `INSERT INTO ${s}.job_keys (tenant, key, shard, id)
@@ -147,7 +149,8 @@ export function statements(schema: string) {
           st.fired_at AS st_fired_at, st.retry_at, st.retry_bucket
       ), finished AS (
         INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
-        SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
+        SELECT shard, id, tenant, key, due_at, bucket,
+          payload, target, target_options, trace_context,
           attempts, max_attempts, expire_after_ms, version + 1, fence,
           COALESCE(st_error, last_error),
           CASE WHEN outcome = 'succeeded' THEN st_result ELSE NULL END,
@@ -156,13 +159,15 @@ export function statements(schema: string) {
       ), released AS (
         INSERT INTO ${s}.jobs_live (${COLS})
         SELECT shard, id, tenant, key, COALESCE(retry_at, due_at),
-          COALESCE(retry_bucket, bucket), payload, target, target_options, attempts - 1,
+          COALESCE(retry_bucket, bucket), payload, target, target_options, trace_context,
+            attempts - 1,
           max_attempts, expire_after_ms, version + 1, fence, COALESCE(st_error, last_error),
           last_result, created_at, $10::bigint, fired_at
         FROM done WHERE outcome = 'release'
       ), retried AS (
         INSERT INTO ${s}.jobs_live (${COLS})
-        SELECT shard, id, tenant, key, retry_at, retry_bucket, payload, target, target_options,
+        SELECT shard, id, tenant, key, retry_at, retry_bucket,
+          payload, target, target_options, trace_context,
           attempts, max_attempts, expire_after_ms, version + 1, fence, st_error, last_result,
           created_at, $10::bigint, st_fired_at
         FROM done WHERE outcome = 'retry'
@@ -175,7 +180,8 @@ export function statements(schema: string) {
           AND ($3::text IS NULL OR tenant = $3) RETURNING *
       )
       INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
-      SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options, attempts,
+      SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options, trace_context,
+        attempts,
         max_attempts, expire_after_ms, version + 1, fence, last_error, last_result, created_at,
         $4::bigint, fired_at, 'cancelled', $4::bigint
       FROM del
@@ -188,7 +194,9 @@ export function statements(schema: string) {
         RETURNING *
       )
       INSERT INTO ${s}.jobs_live (${COLS})
-      SELECT shard, id, tenant, key, $5::bigint, $6::bigint, payload, target, target_options, attempts,
+      SELECT shard, id, tenant, key, $5::bigint, $6::bigint,
+        payload, target, target_options, trace_context,
+        attempts,
         max_attempts, expire_after_ms, version + 1, fence, last_error, last_result, created_at,
         $7::bigint, fired_at
       FROM del
@@ -201,8 +209,9 @@ export function statements(schema: string) {
         RETURNING *
       ), ins AS (
         INSERT INTO ${s}.jobs_live (${COLS})
-        SELECT shard, id, tenant, key, $5::bigint, $6::bigint, payload, target, target_options, 0,
-          max_attempts, expire_after_ms, version + 1, fence, last_error, last_result, created_at,
+        SELECT shard, id, tenant, key, $5::bigint, $6::bigint,
+          payload, target, target_options, trace_context,
+          0, max_attempts, expire_after_ms, version + 1, fence, last_error, last_result, created_at,
           $7::bigint, fired_at
         FROM del
         RETURNING *
@@ -237,14 +246,18 @@ export function statements(schema: string) {
         RETURNING c.*
       ), dead AS (
         INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
-        SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options, attempts,
+        SELECT shard, id, tenant, key, due_at, bucket,
+          payload, target, target_options, trace_context,
+          attempts,
           max_attempts, expire_after_ms, version + 1, fence, $3::text, NULL, created_at, $1::bigint, fired_at,
           'dead', $1::bigint
         FROM del WHERE attempts >= max_attempts
         RETURNING 1
       ), requeued AS (
         INSERT INTO ${s}.jobs_live (${COLS})
-        SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options, attempts,
+        SELECT shard, id, tenant, key, due_at, bucket,
+          payload, target, target_options, trace_context,
+          attempts,
           max_attempts, expire_after_ms, version + 1, fence, $3::text, last_result, created_at, $1::bigint,
           fired_at
         FROM del WHERE attempts < max_attempts
@@ -276,7 +289,8 @@ export function statements(schema: string) {
         RETURNING c.*
       ), released AS (
         INSERT INTO ${s}.jobs_live (${COLS})
-        SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
+        SELECT shard, id, tenant, key, due_at, bucket,
+          payload, target, target_options, trace_context,
           attempts - 1, max_attempts, expire_after_ms, version + 1, fence, last_error,
           last_result, created_at, $5::bigint, fired_at
         FROM del
@@ -415,7 +429,7 @@ function claimMoving(s: string, due: string): string {
       RETURNING l.*
     )
     INSERT INTO ${s}.jobs_claimed (${COLS}, lease_owner, lease_expires_at)
-    SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
+    SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options, trace_context,
       attempts + 1, max_attempts, expire_after_ms, version + 1, fence + 1, last_error,
       last_result, created_at, $4::bigint, fired_at, $3::text, $4::bigint + $6::bigint
     FROM moved

@@ -51,6 +51,7 @@ export function insertJobs(
       j.expireAfterMs,
       now,
       now,
+      j.traceContext ?? null,
     );
     const seq = Number(info.lastInsertRowid);
     if (j.key !== null) ctx.s.liveKeySet.run(j.tenant, j.key, seq);

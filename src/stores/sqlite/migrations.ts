@@ -31,6 +31,8 @@
  *    transaction as each write, so the histogram of the future never counts rows;
  *    `status_counts` does the same per status.
  *  - `bucket_staging` records which buckets have been copied into `hot` (and how far).
+ * Since version 4 a jobs row carries `trace_context`, the traceparent of the span that
+ * scheduled it (NULL when no OpenTelemetry SDK recorded one).
  * Retention deletes a finished job's `finished` row and its `jobs` row together.
  */
 export const MIGRATIONS: readonly string[] = [
@@ -184,5 +186,10 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX hot_tenant ON hot (tenant, due_at, seq);
   DROP INDEX jobs_bucket;
   CREATE INDEX jobs_bucket ON jobs (bucket, seq, due_at, tenant);
+  `,
+  // Version 4: the trace context at schedule time (a W3C traceparent, NULL without an
+  // OpenTelemetry SDK), read with the job by the claim. Adding a nullable column writes no row.
+  `
+  ALTER TABLE jobs ADD COLUMN trace_context TEXT;
   `,
 ];

@@ -30,6 +30,7 @@ export const JOB_COLUMN_NAMES = [
   "updated_at",
   "fired_at",
   "finished_at",
+  "trace_context",
 ] as const;
 
 /** A jobs row in raw mode: values in JOB_COLUMN_NAMES order. */
@@ -98,6 +99,7 @@ export function rowToJob(r: JobTuple): Job {
     updatedAt: r[21] as number,
     firedAt: r[22] as number | null,
     finishedAt: r[23] as number | null,
+    traceContext: r[24] as string | null,
   };
 }
 

@@ -35,6 +35,7 @@ const JOB_EXPRESSIONS: Record<(typeof JOB_COLUMN_NAMES)[number], string> = {
   updated_at: "coalesce(f.finished_at, c.claimed_at, j.updated_at)",
   fired_at: "CASE WHEN f.rid IS NOT NULL THEN f.fired_at ELSE j.fired_at END",
   finished_at: "f.finished_at",
+  trace_context: "j.trace_context",
 };
 
 const JOB_COLUMNS = JOB_COLUMN_NAMES.map((name) => JOB_EXPRESSIONS[name]).join(", ");
@@ -67,8 +68,8 @@ export const SQL = {
    * Positional parameters: binding is measurably cheaper than named ones on the bulk path.
    */
   jobInsert: `INSERT INTO jobs (id, tenant, key, due_at, bucket, shard, payload, target,
-      target_options, max_attempts, expire_after_ms, created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      target_options, max_attempts, expire_after_ms, created_at, updated_at, trace_context)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 
   /** live_keys primary key, then the holder's row: live while it has no outcome. */
   jobByLiveKey: `${JOB_SELECT}
