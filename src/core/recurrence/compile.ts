@@ -19,7 +19,7 @@ import {
   type RecurrenceRule,
   type RecurrenceSpec,
 } from "./types.js";
-import type { FieldSpec, WallSequence } from "./wall-sequence.js";
+import { neverMatches, type FieldSpec, type WallSequence } from "./wall-sequence.js";
 import { nextOccurrence } from "./zone-mapping.js";
 
 /** Compiled rules kept (least recently used first out): a node firing many series of few rules. */
@@ -194,11 +194,7 @@ function build(spec: RecurrenceSpec): Recurrence {
   const probeFrom = start === undefined ? Date.UTC(2000, 0, 1) : start - 1;
   if (nextOccurrence(p.sequence, spec.timeZone, gap, overlap, probeFrom) === null) {
     const { kind, text } = ruleText(spec.rule);
-    throw new InvalidJobError(
-      kind,
-      "a rule that matches at least one date (this one matches none in 400 years)",
-      text,
-    );
+    throw neverMatches(kind, text);
   }
   return new CompiledRecurrence(
     {

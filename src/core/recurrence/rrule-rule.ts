@@ -2,7 +2,7 @@ import { createRequire } from "node:module";
 import type * as RruleModule from "rrule-temporal";
 import { InvalidJobError } from "../errors.js";
 import { RRULE_TEXT, type RruleParts } from "./rrule-parse.js";
-import { FieldSequence, type FieldSpec, type WallSequence } from "./wall-sequence.js";
+import { FieldSequence, neverMatches, type FieldSpec, type WallSequence } from "./wall-sequence.js";
 
 /**
  * RRULE enumeration in floating time. A rule with INTERVAL=1 whose parts are plain sets
@@ -83,6 +83,19 @@ const RANK: Readonly<Record<RruleParts["freq"], number>> = {
   YEARLY: 6,
 };
 
+/** Longest each month can be (February in a leap year). */
+const MONTH_MAX_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * Whether BYMONTH and BYMONTHDAY leave any date (BYMONTH=2;BYMONTHDAY=30 leaves none). Checked
+ * before the library sees the rule: its bounded search takes up to half a second to give up
+ * on such a rule with INTERVAL > 1, this check no time.
+ */
+function hasPossibleDate(p: RruleParts): boolean {
+  if (p.byMonth === undefined || p.byMonthDay === undefined) return true;
+  return p.byMonth.some((m) => p.byMonthDay!.some((d) => Math.abs(d) <= MONTH_MAX_DAYS[m - 1]!));
+}
+
 function isFieldRule(p: RruleParts): boolean {
   return (
     p.interval === 1 &&
@@ -148,6 +161,7 @@ export function compileRrule(
       );
     }
   }
+  if (!hasPossibleDate(p)) throw neverMatches(field, text);
   // no start: the day the parts are read from does not matter any more (checked above)
   const dtstart = anchor ?? Date.UTC(2000, 0, 3);
   if (isFieldRule(p)) {

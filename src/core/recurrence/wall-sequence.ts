@@ -1,3 +1,5 @@
+import { InvalidJobError } from "../errors.js";
+
 /**
  * The wall times a rule names, enumerated in "floating" time: a wall time written as epoch
  * ms as if it were UTC (09:00 on 2026-03-02 is Date.UTC(2026, 2, 2, 9)). Rules are
@@ -39,6 +41,15 @@ const DAY_MS = 86_400_000;
  * every 400 years (146,097 days), so a field rule with no day in that span has none ever.
  */
 export const SEARCH_DAYS = 146_100;
+/** The refusal of a rule the bounded search (or a check of its dates) finds no date for. */
+export function neverMatches(field: string, text: string): InvalidJobError {
+  return new InvalidJobError(
+    field,
+    "a rule that matches at least one date (this one matches none in 400 years)",
+    text,
+  );
+}
+
 /** Wall times past this year are not enumerated. */
 const LAST_YEAR = 9999;
 
