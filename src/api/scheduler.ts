@@ -290,8 +290,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     opts: MoveOptions & { dueAt?: DueTime; delayMs?: number } = {},
   ): Promise<RescheduleResult> {
     const { dueAt, delayMs, ...rest } = opts;
-    const when =
-      dueAt === undefined && delayMs === undefined ? this.clock.now() : { dueAt, delayMs };
+    // With delayMs, the fields (with the zone and locale, checked when given); else the bare
+    // time, read in the call's zone and locale as reschedule reads it.
+    const when: DueTime | DueTimeFields =
+      delayMs === undefined
+        ? (dueAt ?? this.clock.now())
+        : { dueAt, delayMs, timeZone: rest.timeZone, locale: rest.locale };
     return this.move("retry", id, when, rest);
   }
 

@@ -285,7 +285,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One job as stored */
+    /** One job (the one JSON view of a job, as GET /v1/jobs/{id}) */
     get: operations["dashboardJob"];
     put?: never;
     post?: never;
@@ -587,61 +587,19 @@ export interface components {
       attempt: number;
       payload: unknown;
     };
-    /** @description A job as the store keeps it; times are epoch ms */
-    StoredJob: {
-      id: string;
-      tenant: string;
-      key?: string | null;
-      /** @enum {string} */
-      status: "pending" | "claimed" | "succeeded" | "dead" | "cancelled" | "expired";
-      /** @description Epoch milliseconds (UTC) */
-      dueAt: number;
-      /** @description Epoch milliseconds (UTC) */
-      bucket?: number;
-      shard?: number;
-      payload?: unknown;
-      target: string;
-      targetOptions?: Record<string, never> | null;
-      attempts?: number;
-      maxAttempts?: number;
-      expireAfterMs?: number | null;
-      version: number;
-      leaseOwner?: string | null;
-      leaseExpiresAt?: number | null;
-      fence?: number;
-      lastError?: string | null;
-      lastResult?: unknown;
-      /** @description Epoch milliseconds (UTC) */
-      createdAt?: number;
-      /** @description Epoch milliseconds (UTC) */
-      updatedAt?: number;
-      firedAt?: number | null;
-      finishedAt?: number | null;
-    };
     DashboardOutcome: {
       /** @enum {string} */
       outcome: "cancelled" | "rescheduled";
-      job: components["schemas"]["StoredJob"];
+      job: components["schemas"]["Job"];
     };
     DashboardOutcomeError: {
       error: components["schemas"]["Error"];
       outcome: string;
-      job: components["schemas"]["StoredJob"];
+      job: components["schemas"]["Job"];
+      holder?: components["schemas"]["Job"];
     };
     DashboardJobPage: {
-      jobs: {
-        id?: string;
-        key?: string | null;
-        /** @enum {string} */
-        status?: "pending" | "claimed" | "succeeded" | "dead" | "cancelled" | "expired";
-        /** @description Epoch milliseconds (UTC) */
-        dueAt?: number;
-        target?: string;
-        attempts?: number;
-        maxAttempts?: number;
-        lastError?: string | null;
-        version?: number;
-      }[];
+      jobs: components["schemas"]["Job"][];
       nextCursor: string | null;
       /**
        * @description With q
@@ -1659,7 +1617,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            job: components["schemas"]["StoredJob"];
+            job: components["schemas"]["Job"];
           };
         };
       };

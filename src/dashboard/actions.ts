@@ -1,49 +1,40 @@
 import type { Scheduler } from "../api/scheduler.js";
+import { jobView } from "../api/job-view.js";
 import { InvalidJobError } from "../core/errors.js";
 import type { Job } from "../core/job.js";
-import { rejectUnknownFields, requireObject } from "../core/validate.js";
-import type { CancelResult, RescheduleResult } from "../api/scheduler.js";
+import { rejectUnknownFields, requireInteger, requireObject } from "../core/validate.js";
+import {
+  parseIfMatch,
+  tooLate,
+  versionConflict,
+  type JobChangeVerb,
+  type JobRefusal,
+} from "../http/job-refusals.js";
+import type { CancelResult, DueTime, RescheduleResult } from "../api/scheduler.js";
 import { errorAnswer, notFound, type Answer } from "./answers.js";
 
 /**
- * The definite outcomes of cancel, snooze and retry, answered as the REST API answers them:
- * 200 done, 404 not found (or another tenant's), 409 too late (or key conflict on retry),
- * 412 the job changed since the version the caller sent.
+ * The definite outcomes of cancel, snooze and retry, answered as the REST API answers them
+ * (the same refusals, src/http/job-refusals.ts) with the job in the one JSON view: 200 done,
+ * 404 not found (or another tenant's), 409 too late (or key conflict on retry), 412 the job
+ * changed since the version the caller sent.
  */
-export function answerFor(r: CancelResult | RescheduleResult, id: string): Answer {
+export function answerFor(
+  r: CancelResult | RescheduleResult,
+  id: string,
+  verb: JobChangeVerb,
+  sent?: number,
+): Answer {
   switch (r.outcome) {
     case "cancelled":
     case "rescheduled":
-      return { status: 200, body: { outcome: r.outcome, job: r.job } };
+      return { status: 200, body: { outcome: r.outcome, job: jobView(r.job) } };
     case "not-found":
       return notFound(id);
     case "too-late":
-      return errorAnswer(
-        409,
-        "too-late",
-        {
-          field: "status",
-          expected: "a pending job (a dead one, to retry)",
-          received: r.job.status,
-          message:
-            r.job.status === "claimed"
-              ? `too late: job ${id} is firing now`
-              : `too late: job ${id} is already ${r.job.status}`,
-        },
-        { outcome: "too-late", job: r.job },
-      );
+      return refusalAnswer(tooLate(r.job, verb));
     case "version-conflict":
-      return errorAnswer(
-        412,
-        "version-conflict",
-        {
-          field: "if-match",
-          expected: `the job's current version (${r.job.version})`,
-          received: "an older version",
-          message: `job ${id} changed: it is at version ${r.job.version}`,
-        },
-        { outcome: "version-conflict", job: r.job },
-      );
+      return refusalAnswer(versionConflict(r.job, sent));
     case "key-conflict":
       return errorAnswer(
         409,
@@ -54,40 +45,51 @@ export function answerFor(r: CancelResult | RescheduleResult, id: string): Answe
           received: r.job.key,
           message: `live job ${r.holder.id} holds this job's idempotency key`,
         },
-        { outcome: "key-conflict", job: r.job },
+        { outcome: "key-conflict", job: jobView(r.job), holder: jobView(r.holder) },
       );
   }
 }
 
-/** The version the caller read: `If-Match: "3"` (or `3`), else `expectedVersion` in the body. */
-function expectedVersion(
-  ifMatch: string | undefined,
-  body: Record<string, unknown>,
-): number | undefined {
-  if (ifMatch !== undefined) {
-    if (ifMatch.trim() === "*") return undefined;
-    const m = /^(?:W\/)?"?(\d{1,15})"?$/.exec(ifMatch.trim());
-    if (!m) throw new InvalidJobError("if-match", 'a job version such as "3"', ifMatch);
-    return Number(m[1]);
-  }
-  const v = body.expectedVersion;
-  if (v === undefined) return undefined;
-  if (typeof v !== "number" || !Number.isInteger(v)) {
-    throw new InvalidJobError("expectedVersion", "an integer", v);
-  }
-  return v;
+function refusalAnswer(r: JobRefusal): Answer {
+  return { ...errorAnswer(r.status, r.code, r, r.extra), headers: r.headers };
 }
 
-function optionalZone(body: Record<string, unknown>): { timeZone?: string } {
-  if (body.timeZone === undefined) return {};
-  if (typeof body.timeZone !== "string") {
-    throw new InvalidJobError("timeZone", "an IANA time zone name", body.timeZone);
-  }
-  return { timeZone: body.timeZone };
+/** Fields of a snooze or retry body. */
+const MOVE_FIELDS = ["dueAt", "timeZone", "expectedVersion"];
+
+/** A snooze or retry request as the scheduler's move takes it. */
+interface MoveRequest {
+  /** The due time, when given (read and checked by the scheduler, as the API's). */
+  readonly dueAt: unknown;
+  readonly opts: { timeZone?: string; expectedVersion?: number };
+}
+
+/**
+ * A snooze or retry body, `{ dueAt?, timeZone?, expectedVersion? }`, and `If-Match`: the
+ * version from `If-Match: "3"` (or `3`), else `expectedVersion`.
+ */
+function moveRequest(rawBody: unknown, ifMatch: string | undefined): MoveRequest {
+  const body = requireObject(rawBody ?? {}, "body");
+  rejectUnknownFields(body, MOVE_FIELDS, "");
+  const version =
+    ifMatch !== undefined
+      ? parseIfMatch(ifMatch)
+      : body.expectedVersion === undefined
+        ? undefined
+        : requireInteger(body.expectedVersion, "expectedVersion", 0, Number.MAX_SAFE_INTEGER);
+  // Checked by the scheduler's one reading of a due time (resolveDueTime), as the API's.
+  const timeZone = body.timeZone as string | undefined;
+  return {
+    dueAt: body.dueAt,
+    opts: {
+      ...(timeZone === undefined ? {} : { timeZone }),
+      ...(version === undefined ? {} : { expectedVersion: version }),
+    },
+  };
 }
 
 export async function cancelJob(s: Scheduler, tenant: string, id: string): Promise<Answer> {
-  return answerFor(await s.cancel(id, { tenant }), id);
+  return answerFor(await s.cancel(id, { tenant }), id, "cancelled");
 }
 
 /** Snooze: body `{ dueAt, timeZone?, expectedVersion? }`; `dueAt` as the API reads it. */
@@ -98,18 +100,17 @@ export async function snoozeJob(
   rawBody: unknown,
   ifMatch: string | undefined,
 ): Promise<Answer> {
-  const body = requireObject(rawBody ?? {}, "body");
-  rejectUnknownFields(body, ["dueAt", "timeZone", "expectedVersion"], "");
-  if (body.dueAt === undefined) {
+  const { dueAt, opts } = moveRequest(rawBody, ifMatch);
+  if (dueAt === undefined) {
     throw new InvalidJobError("dueAt", "a time (ISO, epoch ms or e.g. in 10 minutes)", undefined);
   }
-  const version = expectedVersion(ifMatch, body);
-  const r = await s.reschedule(id, body.dueAt as string | number, {
-    tenant,
-    ...optionalZone(body),
-    ...(version === undefined ? {} : { expectedVersion: version }),
-  });
-  return answerFor(r, id);
+  const { expectedVersion, timeZone } = opts;
+  const r = await s.reschedule(
+    id,
+    { dueAt, ...(timeZone === undefined ? {} : { timeZone }) },
+    { tenant, ...(expectedVersion === undefined ? {} : { expectedVersion }) },
+  );
+  return answerFor(r, id, "rescheduled", expectedVersion);
 }
 
 /** Retry a dead job: body `{ dueAt?, timeZone?, expectedVersion? }`; due now by default. */
@@ -120,19 +121,17 @@ export async function retryJob(
   rawBody: unknown,
   ifMatch: string | undefined,
 ): Promise<Answer> {
-  const body = requireObject(rawBody ?? {}, "body");
-  rejectUnknownFields(body, ["dueAt", "timeZone", "expectedVersion"], "");
-  const version = expectedVersion(ifMatch, body);
+  const { dueAt, opts } = moveRequest(rawBody, ifMatch);
+  // A due time that is no time (an object, a boolean) is refused by the scheduler's reading.
   const r = await s.retry(id, {
     tenant,
-    ...optionalZone(body),
-    ...(body.dueAt === undefined ? {} : { dueAt: body.dueAt as string | number }),
-    ...(version === undefined ? {} : { expectedVersion: version }),
+    ...opts,
+    ...(dueAt === undefined ? {} : { dueAt: dueAt as DueTime }),
   });
-  return answerFor(r, id);
+  return answerFor(r, id, "retried", opts.expectedVersion);
 }
 
-/** One job, with its ETag (the version, for `If-Match`). */
+/** One job in the one JSON view, and the stored job (for its ETag). */
 export async function jobDetail(
   s: Scheduler,
   tenant: string,
@@ -140,5 +139,5 @@ export async function jobDetail(
 ): Promise<Answer & { job?: Job }> {
   const job = await s.get(id, { tenant });
   if (!job) return notFound(id);
-  return { status: 200, body: { job }, job };
+  return { status: 200, body: { job: jobView(job) }, job };
 }

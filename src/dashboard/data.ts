@@ -1,10 +1,11 @@
 import type { Scheduler } from "../api/scheduler.js";
 import type { MinuteActivity } from "../api/activity.js";
+import { jobView, type JobView } from "../api/job-view.js";
 import { bucketOf } from "../core/buckets.js";
 import { InvalidJobError } from "../core/errors.js";
 import { isoInstant } from "../core/instant-text.js";
 import { isJobId } from "../core/ids.js";
-import { JOB_STATUSES, type Job, type JobStatus } from "../core/job.js";
+import { JOB_STATUSES, type JobStatus } from "../core/job.js";
 import { readQuery } from "../core/query-params.js";
 import { MAX_CURSOR } from "../api/list-query.js";
 import { MAX_KEY_LENGTH } from "../core/schedule-input.js";
@@ -144,33 +145,6 @@ export async function nowView(
   };
 }
 
-/** A job as the jobs table shows it (no payload). */
-export interface JobSummary {
-  readonly id: string;
-  readonly key: string | null;
-  readonly status: JobStatus;
-  readonly dueAt: number;
-  readonly target: string;
-  readonly attempts: number;
-  readonly maxAttempts: number;
-  readonly lastError: string | null;
-  readonly version: number;
-}
-
-export function summarize(j: Job): JobSummary {
-  return {
-    id: j.id,
-    key: j.key,
-    status: j.status,
-    dueAt: j.dueAt,
-    target: j.target,
-    attempts: j.attempts,
-    maxAttempts: j.maxAttempts,
-    lastError: j.lastError === null ? null : j.lastError.slice(0, 200),
-    version: j.version,
-  };
-}
-
 /**
  * Query of /v1/dashboard/jobs: `q` (an id or an idempotency key, so as long as a key may be)
  * or the listing filters of GET /v1/jobs.
@@ -186,7 +160,8 @@ const JOBS_QUERY = {
 } as const;
 
 export interface JobsPage {
-  readonly jobs: JobSummary[];
+  /** In the one JSON view of a job, as GET /v1/jobs answers them. */
+  readonly jobs: JobView[];
   readonly nextCursor: string | null;
   /** With `q`: what matched ("id" or "key"), or null when nothing did. */
   readonly match?: "id" | "key" | null;
@@ -206,10 +181,10 @@ export async function searchJobs(
   if (text !== undefined && text !== "") {
     if (isJobId(text)) {
       const job = await scheduler.get(text, { tenant });
-      if (job) return { jobs: [summarize(job)], nextCursor: null, match: "id" };
+      if (job) return { jobs: [jobView(job)], nextCursor: null, match: "id" };
     }
     const byKey = await scheduler.getByKey(text, { tenant });
-    if (byKey) return { jobs: [summarize(byKey)], nextCursor: null, match: "key" };
+    if (byKey) return { jobs: [jobView(byKey)], nextCursor: null, match: "key" };
     return { jobs: [], nextCursor: null, match: null };
   }
   const now = scheduler.now();
@@ -223,7 +198,7 @@ export async function searchJobs(
     ...(q.cursor ? { cursor: q.cursor } : {}),
     limit: q.limit ?? 25,
   });
-  return { jobs: page.jobs.map(summarize), nextCursor: page.nextCursor };
+  return { jobs: page.jobs.map(jobView), nextCursor: page.nextCursor };
 }
 
 /** A time query parameter (epoch ms already a number): an instant, as `parseDueTime` reads it. */

@@ -6,6 +6,7 @@ import {
   QuotaExceededError,
 } from "../core/errors.js";
 import { errorBody, type ErrorBody } from "../http/error-body.js";
+import type { JobRefusal } from "../http/job-refusals.js";
 import { fastifyClientFault } from "../http/fastify-errors.js";
 import { storageFullFault } from "../http/storage-full.js";
 
@@ -41,6 +42,20 @@ export class ApiError extends Error {
 
 export function invalid(err: InvalidJobError, status = 400): ApiError {
   return new ApiError(status, "invalid", err.field, err.expected, err.received, err.message);
+}
+
+/** A definite refusal of a change (too late, version conflict) as the API's error. */
+export function refused(r: JobRefusal): ApiError {
+  return new ApiError(
+    r.status,
+    r.code,
+    r.field,
+    r.expected,
+    r.received,
+    r.message,
+    r.extra,
+    r.headers,
+  );
 }
 
 /** 429 with Retry-After (whole seconds, at least 1): nothing was written. */

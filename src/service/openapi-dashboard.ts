@@ -1,11 +1,11 @@
-import { JOB_STATUSES } from "../core/job.js";
 import { ZOOMS } from "../dashboard/bins.js";
 import { authErrors, errorResponse, etagHeader, jobIdParam, json, ref } from "./openapi-schemas.js";
 
 /**
  * The dashboard's part of the OpenAPI document (src/dashboard/plugin.ts, mounted by
- * server.ts): the static page, its data endpoints and the live stream. Its answers carry
- * times as epoch milliseconds and the job as stored, unlike the /v1/jobs views.
+ * server.ts): the static page, its data endpoints and the live stream. Jobs are in the one
+ * JSON view of a job (the `Job` schema of /v1/jobs, ISO times); the chart and activity views
+ * and the live changes carry times as epoch milliseconds.
  */
 
 const str = { type: "string" };
@@ -142,7 +142,7 @@ export const DASHBOARD_PATHS: Record<string, unknown> = {
   "/v1/dashboard/jobs/{id}": {
     get: {
       operationId: "dashboardJob",
-      summary: "One job as stored",
+      summary: "One job (the one JSON view of a job, as GET /v1/jobs/{id})",
       parameters: [jobIdParam],
       responses: {
         "200": {
@@ -151,7 +151,7 @@ export const DASHBOARD_PATHS: Record<string, unknown> = {
           content: json({
             type: "object",
             required: ["job"],
-            properties: { job: ref("StoredJob") },
+            properties: { job: ref("Job") },
           }),
         },
         "404": errorResponse("No such job (or another tenant's)"),
@@ -229,74 +229,33 @@ export const DASHBOARD_PATHS: Record<string, unknown> = {
   },
 };
 
-const status = { type: "string", enum: [...JOB_STATUSES] };
 const ms = { type: "number", description: "Milliseconds" };
 
 export const DASHBOARD_SCHEMAS: Record<string, unknown> = {
-  StoredJob: {
-    type: "object",
-    description: "A job as the store keeps it; times are epoch ms",
-    required: ["id", "tenant", "status", "dueAt", "target", "version"],
-    properties: {
-      id: str,
-      tenant: str,
-      key: { type: ["string", "null"] },
-      status,
-      dueAt: epochMs,
-      bucket: epochMs,
-      shard: int,
-      payload: {},
-      target: str,
-      targetOptions: { type: ["object", "null"] },
-      attempts: int,
-      maxAttempts: int,
-      expireAfterMs: { type: ["integer", "null"] },
-      version: int,
-      leaseOwner: { type: ["string", "null"] },
-      leaseExpiresAt: { type: ["integer", "null"] },
-      fence: int,
-      lastError: { type: ["string", "null"] },
-      lastResult: {},
-      createdAt: epochMs,
-      updatedAt: epochMs,
-      firedAt: { type: ["integer", "null"] },
-      finishedAt: { type: ["integer", "null"] },
-    },
-  },
   DashboardOutcome: {
     type: "object",
     required: ["outcome", "job"],
     properties: {
       outcome: { type: "string", enum: ["cancelled", "rescheduled"] },
-      job: ref("StoredJob"),
+      job: ref("Job"),
     },
   },
   DashboardOutcomeError: {
     type: "object",
     required: ["error", "outcome", "job"],
-    properties: { error: ref("Error"), outcome: str, job: ref("StoredJob") },
+    properties: {
+      error: ref("Error"),
+      outcome: str,
+      job: ref("Job"),
+      // key-conflict: the live job holding the key
+      holder: ref("Job"),
+    },
   },
   DashboardJobPage: {
     type: "object",
     required: ["jobs", "nextCursor"],
     properties: {
-      jobs: {
-        type: "array",
-        items: {
-          type: "object",
-          properties: {
-            id: str,
-            key: { type: ["string", "null"] },
-            status,
-            dueAt: epochMs,
-            target: str,
-            attempts: int,
-            maxAttempts: int,
-            lastError: { type: ["string", "null"] },
-            version: int,
-          },
-        },
-      },
+      jobs: { type: "array", items: ref("Job") },
       nextCursor: { type: ["string", "null"] },
       match: { type: ["string", "null"], enum: ["id", "key", null], description: "With q" },
     },

@@ -118,6 +118,22 @@ describe("one past-time policy for schedule, reschedule and retry", () => {
     expect(rescheduled.outcome).toBe("rescheduled");
   });
 
+  it("reads a retry's wall time in the call's time zone, as reschedule does", async () => {
+    // Before, retry put dueAt and delayMs into fields without the zone: the wall time was
+    // read in UTC whatever timeZone said, and a bad zone went unchecked.
+    h = makeHarness({ start: T0 });
+    const dead = await deadJob();
+    const wall = "2026-03-02T09:00:00";
+    const r = await h.scheduler.retry(dead, { dueAt: wall, timeZone: "Europe/Paris" });
+    expect(r.outcome === "rescheduled" && r.job.dueAt).toBe(Date.UTC(2026, 2, 2, 8, 0, 0));
+    const { job } = await h.scheduler.schedule({ dueAt: T0 + MINUTE, target: "t" });
+    const moved = await h.scheduler.reschedule(job.id, wall, { timeZone: "Europe/Paris" });
+    expect(moved.outcome === "rescheduled" && moved.job.dueAt).toBe(Date.UTC(2026, 2, 2, 8));
+    await expect(
+      h.scheduler.retry(dead, { delayMs: 1000, timeZone: "Mars/Olympus" }),
+    ).rejects.toThrow(/^timeZone: expected an IANA time zone/);
+  });
+
   /** A job that went dead: one attempt, its handler throws. */
   async function deadJob(): Promise<string> {
     h.scheduler.handle("fails", () => {

@@ -1,6 +1,8 @@
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jobView } from "../../src/api/job-view.js";
 import { dashboardPlugin } from "../../src/dashboard/plugin.js";
+import { SCHEMAS } from "../../src/service/openapi-schemas.js";
 import { makeHarness } from "../support/harness.js";
 import { HOUR, startDashboard, type Dashboard } from "./helpers.js";
 
@@ -161,6 +163,71 @@ describe("dashboard data endpoints", () => {
     expect(foreign.body.error.code).toBe(missing.body.error.code);
   });
 
+  it("shows jobs in the one JSON view of a job: the API's Job fields, ISO times", async () => {
+    // Before, the table had a shape of its own and the detail and action answers the stored
+    // row (epoch ms, bucket, shard, lease owner, fence).
+    const fields = Object.keys((SCHEMAS.Job as { properties: object }).properties).sort();
+    const { invoice } = d.seeded;
+    const stored = (await d.scheduler.get(invoice.id))!;
+    const detail = await d.api(`/v1/dashboard/jobs/${invoice.id}`);
+    expect(Object.keys(detail.body.job).sort()).toEqual(fields);
+    expect(detail.body.job).toEqual(JSON.parse(JSON.stringify(jobView(stored))));
+    expect(detail.body.job.dueAt).toBe(new Date(stored.dueAt).toISOString());
+    const search = await d.api(`/v1/dashboard/jobs?q=${encodeURIComponent(invoice.key!)}`);
+    expect(search.body.match).toBe("key");
+    expect(search.body.jobs).toEqual([detail.body.job]);
+    const page = await d.api("/v1/dashboard/jobs?limit=3");
+    for (const j of page.body.jobs) expect(Object.keys(j).sort()).toEqual(fields);
+    const { job } = await d.scheduler.schedule({
+      tenant: "acme",
+      dueAt: d.bucket0 + 9 * HOUR,
+      target: "noop",
+    });
+    const cancelled = await d.api(`/v1/dashboard/jobs/${job.id}/cancel`, { method: "POST" });
+    expect(Object.keys(cancelled.body.job).sort()).toEqual(fields);
+    const late = await d.api(`/v1/dashboard/jobs/${job.id}/cancel`, { method: "POST" });
+    expect(Object.keys(late.body.job).sort()).toEqual(fields);
+    expect(late.body.job.finishedAt).toBe(cancelled.body.job.finishedAt);
+  });
+
+  it("answers a too-late or stale change as the REST API does, with the same words", async () => {
+    const { job } = await d.scheduler.schedule({
+      tenant: "acme",
+      dueAt: d.bucket0 + 9 * HOUR,
+      target: "noop",
+    });
+    const path = `/v1/dashboard/jobs/${job.id}`;
+    await d.api(`${path}/reschedule`, { method: "POST", body: { dueAt: "in 3 hours" } });
+    const stale = await d.api(`${path}/reschedule`, {
+      method: "POST",
+      body: { dueAt: "in 4 hours" },
+      headers: { "if-match": `"${job.version}"` },
+    });
+    expect(stale.status).toBe(412);
+    expect(stale.headers.get("etag")).toBe(`"${job.version + 1}"`);
+    expect(stale.body.error).toEqual({
+      code: "version-conflict",
+      field: "if-match",
+      expected: `the job's current version (${job.version + 1})`,
+      received: `"${job.version}"`,
+      message: `job ${job.id} changed: it is at version ${job.version + 1}`,
+    });
+    const badTag = await d.api(`${path}/reschedule`, {
+      method: "POST",
+      body: { dueAt: "in 4 hours" },
+      headers: { "if-match": "v3" },
+    });
+    expect(badTag.status).toBe(400);
+    expect(badTag.body.error.expected).toBe('the job\'s ETag (e.g. "3")');
+    await d.api(`${path}/cancel`, { method: "POST" });
+    const late = await d.api(`${path}/reschedule`, {
+      method: "POST",
+      body: { dueAt: "in 1 hour" },
+    });
+    expect(late.status).toBe(409);
+    expect(late.body.error.message).toBe(`too late: job ${job.id} is already cancelled`);
+  });
+
   it("cancels with definite outcomes: cancelled, too-late 409, not-found 404", async () => {
     const { job } = await d.scheduler.schedule({
       tenant: "acme",
@@ -198,7 +265,7 @@ describe("dashboard data endpoints", () => {
       headers: { "if-match": `"${job.version}"` },
     });
     expect(ok.status).toBe(200);
-    expect(ok.body.job.dueAt).toBe(d.clock.now() + 2 * HOUR);
+    expect(ok.body.job.dueAt).toBe(new Date(d.clock.now() + 2 * HOUR).toISOString());
     const stale = await d.api(path, {
       method: "POST",
       body: { dueAt: d.bucket0 + 10 * HOUR },

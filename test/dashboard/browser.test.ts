@@ -204,6 +204,15 @@ describe("dashboard in a browser", () => {
     await page.locator("#job-status .badge").waitFor();
     expect(await page.locator("#job-status").textContent()).toBe("pending");
     expect(await page.locator(".payload").textContent()).toContain("ada@example.com");
+    // The job's ISO times (the one JSON view) are read as instants, in due order and history.
+    const iso = (t: number) => new Date(t).toISOString();
+    expect(await page.locator(".details time").first().getAttribute("datetime")).toBe(
+      iso(invoice.dueAt),
+    );
+    expect(await page.locator("#history time").first().getAttribute("datetime")).toBe(
+      iso(invoice.createdAt),
+    );
+    expect(await watchedRow.locator(".due time").getAttribute("datetime")).toBe(iso(invoice.dueAt));
     await page.screenshot({ path: `${ARTIFACTS}job-pending.png`, fullPage: true });
 
     // Keyboard: open the confirmation, focus lands on "Yes, cancel it", Enter confirms.

@@ -5,7 +5,8 @@ import { isoInZone } from "../../core/wall-time.js";
 import { Described, InvalidJobError, InvalidJobsError } from "../../core/errors.js";
 import type { Job } from "../../core/job.js";
 import { rejectUnknownFields, requireObject } from "../../core/validate.js";
-import { ApiError, invalid, jobNotFound } from "../http-errors.js";
+import { ApiError, invalid, jobNotFound, refused } from "../http-errors.js";
+import { jobEtag, parseIfMatch, tooLate, versionConflict } from "../../http/job-refusals.js";
 import { jobView, toScheduleInput } from "../job-input.js";
 import { listQueryFrom } from "./list-params.js";
 
@@ -114,18 +115,9 @@ function changeRoutes(app: FastifyInstance, o: JobRoutesOptions): void {
           return sendJob(reply, r.job, { outcome: r.outcome, ...localDue(r.job, zone) });
         }
         case "too-late":
-          throw tooLate(r.job, "rescheduled");
+          throw refused(tooLate(r.job, "rescheduled"));
         case "version-conflict":
-          throw new ApiError(
-            412,
-            "version-conflict",
-            "if-match",
-            `the job's current version (${r.job.version})`,
-            String(expectedVersion),
-            `job ${id} changed: it is at version ${r.job.version}`,
-            { job: jobView(r.job) },
-            { etag: etag(r.job) },
-          );
+          throw refused(versionConflict(r.job, expectedVersion));
         case "key-conflict":
         case "not-found":
           throw jobNotFound(id);
@@ -143,7 +135,7 @@ function changeRoutes(app: FastifyInstance, o: JobRoutesOptions): void {
       }
       const r = await s.cancel(id, { tenant: request.tenant });
       if (r.outcome === "not-found") throw jobNotFound(id);
-      if (r.outcome === "too-late") throw tooLate(r.job, "cancelled");
+      if (r.outcome === "too-late") throw refused(tooLate(r.job, "cancelled"));
       return sendJob(reply, r.job, { outcome: r.outcome });
     },
   );
@@ -151,7 +143,7 @@ function changeRoutes(app: FastifyInstance, o: JobRoutesOptions): void {
 
 function sendJob(reply: FastifyReply, job: Job, extra: Record<string, unknown> = {}): FastifyReply {
   return reply
-    .header("etag", etag(job))
+    .header("etag", jobEtag(job))
     .header("location", `/v1/jobs/${job.id}`)
     .send({ ...extra, job: jobView(job) });
 }
@@ -163,32 +155,6 @@ function sendJob(reply: FastifyReply, job: Job, extra: Record<string, unknown> =
  */
 function localDue(job: Job, timeZone: string): { dueAtLocal: string; timeZone: string } {
   return { dueAtLocal: isoInZone(job.dueAt, timeZone), timeZone };
-}
-
-export function etag(job: Job): string {
-  return `"${job.version}"`;
-}
-
-function tooLate(job: Job, verb: string): ApiError {
-  return new ApiError(
-    409,
-    "too-late",
-    "status",
-    "a pending job",
-    job.status,
-    job.status === "claimed"
-      ? `too late: job ${job.id} is firing now and cannot be ${verb}`
-      : `too late: job ${job.id} is already ${job.status}`,
-    { outcome: "too-late", job: jobView(job) },
-  );
-}
-
-/** If-Match: `"3"`, `W/"3"` or `3` is version 3; `*` or absent means any version. */
-function parseIfMatch(header: string | undefined): number | undefined {
-  if (header === undefined || header.trim() === "*") return undefined;
-  const m = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(header);
-  if (!m) throw new InvalidJobError("if-match", 'the job\'s ETag (e.g. "3")', header);
-  return Number(m[1]);
 }
 
 /**

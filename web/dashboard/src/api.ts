@@ -1,5 +1,7 @@
 /** The dashboard's calls to the service, with the API key kept for this browser session. */
 
+import type { JobView } from "../../../src/api/job-view.js";
+
 const KEY = "duetime.apiKey";
 
 export function apiKey(): string | null {
@@ -12,7 +14,7 @@ export function clearApiKey(): void {
   sessionStorage.removeItem(KEY);
 }
 
-export type JobStatus = "pending" | "claimed" | "succeeded" | "dead" | "cancelled" | "expired";
+export type JobStatus = JobView["status"];
 export const STATUSES: readonly JobStatus[] = [
   "pending",
   "claimed",
@@ -22,40 +24,11 @@ export const STATUSES: readonly JobStatus[] = [
   "expired",
 ];
 
-export interface Job {
-  id: string;
-  tenant: string;
-  key: string | null;
-  status: JobStatus;
-  dueAt: number;
-  bucket: number;
-  payload: unknown;
-  target: string;
-  targetOptions: Record<string, unknown> | null;
-  attempts: number;
-  maxAttempts: number;
-  expireAfterMs: number | null;
-  version: number;
-  lastError: string | null;
-  lastResult: unknown;
-  createdAt: number;
-  updatedAt: number;
-  firedAt: number | null;
-  finishedAt: number | null;
-}
-
-export type JobSummary = Pick<
-  Job,
-  | "id"
-  | "key"
-  | "status"
-  | "dueAt"
-  | "target"
-  | "attempts"
-  | "maxAttempts"
-  | "lastError"
-  | "version"
->;
+/**
+ * A job as the service sends it: the one JSON view of a job (src/api/job-view.ts) that the
+ * REST API, the CLI's --json and the MCP tools use too. Times are ISO 8601 texts.
+ */
+export type Job = JobView;
 
 export interface FutureView {
   now: number;
@@ -91,7 +64,7 @@ export interface NowView {
 }
 
 export interface JobsPage {
-  jobs: JobSummary[];
+  jobs: Job[];
   nextCursor: string | null;
   match?: "id" | "key" | null;
 }

@@ -49,14 +49,19 @@ const dateTime = new Intl.DateTimeFormat(undefined, {
   second: "2-digit",
 });
 
-/** A <time> element showing `t` in local time, with the exact instant for machines. */
-export function time(t: number | null): HTMLElement | string {
+/**
+ * A <time> element showing `t` in local time, with the exact instant for machines: epoch ms
+ * (charts, live changes) or an ISO text (a job's times, as the one job view sends them).
+ */
+export function time(t: number | string | null): HTMLElement | string {
   if (t === null) return "—";
-  // A stored time no Date can hold (a row older than the due-time range check) shows as
-  // text instead of throwing and blanking the page.
-  if (!Number.isFinite(t) || Math.abs(t) > 8.64e15) return `invalid time (epoch ms ${t})`;
-  const iso = new Date(t).toISOString();
-  return h("time", { datetime: iso, title: iso }, dateTime.format(t));
+  const ms = typeof t === "string" ? Date.parse(t) : t;
+  // A stored time no Date can hold (a row older than the due-time range check) comes as
+  // "invalid time (epoch ms N)": shown as that text instead of throwing and blanking the page.
+  if (typeof t === "string" && Number.isNaN(ms)) return t;
+  if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) return `invalid time (epoch ms ${ms})`;
+  const iso = new Date(ms).toISOString();
+  return h("time", { datetime: iso, title: iso }, dateTime.format(ms));
 }
 
 export function dateText(t: number): string {

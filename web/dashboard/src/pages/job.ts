@@ -215,10 +215,13 @@ export const jobPage: Page = (ctx, id = "") => {
   }
 
   function history(j: Job): HTMLElement {
-    const items: [number, string][] = [[j.createdAt, "created"]];
-    if (j.firedAt !== null) items.push([j.firedAt, `last attempt started (attempt ${j.attempts})`]);
-    if (j.finishedAt !== null) items.push([j.finishedAt, `finished: ${j.status}`]);
-    if (j.updatedAt !== j.createdAt) items.push([j.updatedAt, "last changed"]);
+    const at = Date.parse;
+    const items: [number, string][] = [[at(j.createdAt), "created"]];
+    if (j.firedAt !== null) {
+      items.push([at(j.firedAt), `last attempt started (attempt ${j.attempts})`]);
+    }
+    if (j.finishedAt !== null) items.push([at(j.finishedAt), `finished: ${j.status}`]);
+    if (j.updatedAt !== j.createdAt) items.push([at(j.updatedAt), "last changed"]);
     const live = ctx.live
       .seenFor(j.id)
       .map((c): [number, string] => [c.at, `${c.kind} → ${c.status} (live)`]);

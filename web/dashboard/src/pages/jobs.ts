@@ -1,4 +1,4 @@
-import { call, query, STATUSES, type JobsPage, type JobSummary } from "../api.js";
+import { call, query, STATUSES, type Job, type JobsPage } from "../api.js";
 import { badge, fill, focusHeading, h, time } from "../dom.js";
 import type { Page } from "./context.js";
 
@@ -164,7 +164,7 @@ export const jobsPage: Page = (ctx) => {
     );
   }
 
-  function row(j: JobSummary): HTMLTableRowElement {
+  function row(j: Job): HTMLTableRowElement {
     const tr = h(
       "tr",
       { "data-id": j.id },
