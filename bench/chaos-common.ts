@@ -5,7 +5,7 @@
  * Everything runs on 127.0.0.1.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { appendFileSync, existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
@@ -54,6 +54,8 @@ export function chaosSizes(env: NodeJS.ProcessEnv = process.env): ChaosSizes {
 export interface Arrival {
   readonly id: string;
   readonly dueAt: number;
+  /** The delivery's attempt number (the body's `attempt`: 1 for a first claim). */
+  readonly attempt: number;
   /** When the request's headers arrived (epoch ms). */
   readonly at: number;
 }
@@ -77,8 +79,14 @@ export class Receiver {
         const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
           id: string;
           dueAt: string;
+          attempt: number;
         };
-        self!.arrivals.push({ id: body.id, dueAt: Date.parse(body.dueAt), at });
+        self!.arrivals.push({
+          id: body.id,
+          dueAt: Date.parse(body.dueAt),
+          attempt: body.attempt,
+          at,
+        });
         const answer = () => res.writeHead(204).end();
         if (self!.delayMs > 0) setTimeout(answer, self!.delayMs);
         else answer();
@@ -116,6 +124,10 @@ export class ServeProcess {
     nodeName?: string;
     concurrency?: number;
     stopTimeoutMs?: number;
+    /** pino level of its log (stderr, of which the last 4,000 characters are kept). Default error. */
+    logLevel?: string;
+    /** A file its whole log (stderr) is appended to. Default: none. */
+    logTo?: string;
   }): Promise<ServeProcess> {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
     const args = [
@@ -129,7 +141,7 @@ export class ServeProcess {
       "--rate-limit",
       "0",
       "--log-level",
-      "error",
+      o.logLevel ?? "error",
       "--concurrency",
       String(o.concurrency ?? 100),
       ...(o.nodeName ? ["--node-name", o.nodeName] : []),
@@ -138,6 +150,7 @@ export class ServeProcess {
     const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     child.stderr!.on("data", (d: Buffer) => {
+      if (o.logTo !== undefined) appendFileSync(o.logTo, d);
       stderr = (stderr + d.toString()).slice(-4000);
     });
     const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));

@@ -23,6 +23,43 @@ export interface ServiceLoopOptions {
   readonly jitter?: number;
   /** Random numbers in [0, 1) for the jitter and the backoff. Default Math.random. */
   readonly random?: () => number;
+  /**
+   * The loops that depend on the same thing as this one (a node's database): when one of
+   * them passes again after failing, this one, if it is waiting out an error backoff,
+   * retries at once. Default: none.
+   */
+  readonly group?: LoopGroup;
+}
+
+/**
+ * Loops that fail together and recover together: those of one node on one database.
+ *
+ * During an outage each loop backs off on its own, up to its maximum (10 s by default), so
+ * after the database comes back (a standby promoted, a restart) each would find out only
+ * when its own retry came: the watcher could sleep out a 10 s backoff while the shard
+ * heartbeat, retrying every second, already succeeds. In a group, the first member to pass
+ * again after failing wakes every member still waiting out a backoff, so the node resumes
+ * as soon as its most frequent prober gets through. Only a recovery (a pass after a failed
+ * one) wakes anybody, and a woken loop that fails again keeps its growing backoff, so a
+ * loop that keeps failing on its own is not hurried by the others' steady successes.
+ */
+export class LoopGroup {
+  private readonly members = new Set<ServiceLoop>();
+
+  /** Called by a member's start(). */
+  join(loop: ServiceLoop): void {
+    this.members.add(loop);
+  }
+
+  /** Called by a member's stop(). */
+  leave(loop: ServiceLoop): void {
+    this.members.delete(loop);
+  }
+
+  /** `from` passed after failing: the members waiting out a backoff retry now. */
+  recovered(from: ServiceLoop): void {
+    for (const m of this.members) if (m !== from) m.retryIfBackingOff();
+  }
 }
 
 /**
@@ -52,11 +89,13 @@ export class ServiceLoop {
   start(firstDelayMs: number | null = 0): void {
     if (this.started) return;
     this.started = true;
+    this.opts.group?.join(this);
     if (firstDelayMs !== null) this.schedule(firstDelayMs);
   }
 
   async stop(): Promise<void> {
     this.started = false;
+    this.opts.group?.leave(this);
     this.clearTimer();
     await this.running;
   }
@@ -91,6 +130,15 @@ export class ServiceLoop {
     this.schedule(0);
   }
 
+  /**
+   * Runs the next pass now if the loop is waiting out an error backoff (another loop of its
+   * group got through: what failed here may work again); otherwise does nothing.
+   */
+  retryIfBackingOff(): void {
+    if (!this.started || this.failures === 0 || this.running) return;
+    this.schedule(0);
+  }
+
   /** Bring the next pass forward to `at` if it is planned later. */
   wakeAt(at: number): void {
     if (!this.started) return;
@@ -120,7 +168,9 @@ export class ServiceLoop {
     const random = this.opts.random ?? Math.random;
     try {
       delay = await this.opts.pass();
+      const recovered = this.failures > 0;
       this.failures = 0;
+      if (recovered) this.opts.group?.recovered(this);
       const jitter = this.opts.jitter ?? 0;
       // Whole ms: times derived from the clock are written as bigint epoch ms.
       if (delay !== null && jitter > 0)

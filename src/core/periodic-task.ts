@@ -1,6 +1,6 @@
 import type { Clock } from "./clock.js";
 import type { Logger } from "./logger.js";
-import { ServiceLoop, type ServiceLoopOptions } from "./loop.js";
+import { ServiceLoop, type LoopGroup, type ServiceLoopOptions } from "./loop.js";
 
 /** What a PeriodicTask is made of. */
 export interface PeriodicTaskOptions {
@@ -13,6 +13,8 @@ export interface PeriodicTaskOptions {
   readonly jitter?: number;
   /** See ServiceLoopOptions. Default 100 to 10,000 ms. */
   readonly errorBackoffMs?: ServiceLoopOptions["errorBackoffMs"];
+  /** See ServiceLoopOptions. Default: none. */
+  readonly group?: LoopGroup;
 }
 
 /**
@@ -30,6 +32,7 @@ export abstract class PeriodicTask<Result> {
       logger: opts.logger,
       ...(opts.jitter === undefined ? {} : { jitter: opts.jitter }),
       ...(opts.errorBackoffMs === undefined ? {} : { errorBackoffMs: opts.errorBackoffMs }),
+      ...(opts.group === undefined ? {} : { group: opts.group }),
       pass: async () => {
         await this.runOnce();
         return opts.intervalMs;

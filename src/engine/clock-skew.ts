@@ -1,6 +1,6 @@
 import type { Clock } from "../core/clock.js";
 import type { Logger } from "./logger.js";
-import { ServiceLoop } from "../core/loop.js";
+import { ServiceLoop, type LoopGroup } from "../core/loop.js";
 
 /** One comparison of this node's clock with the store's. */
 export interface ClockSkewReading {
@@ -35,12 +35,15 @@ export class ClockSkewCheck {
       /** Skew above which a warning is logged, ms. */
       readonly warnMs: number;
       readonly intervalMs: number;
+      /** The node's loops that recover together (see LoopGroup). Default: none. */
+      readonly loops?: LoopGroup;
     },
   ) {
     this.loop = new ServiceLoop({
       name: "clock-skew",
       clock: d.clock,
       logger: d.logger,
+      group: d.loops,
       pass: async () => {
         await this.runOnce();
         return d.intervalMs;

@@ -1,5 +1,6 @@
 import type { Clock } from "../core/clock.js";
 import { OutcomesNotRecordedError } from "../core/errors.js";
+import { LoopGroup } from "../core/loop.js";
 import type { NodeServices, Store } from "../store/store.js";
 import { ClockJumpDetector, type ClockJump } from "./clock-jumps.js";
 import { ClockSkewCheck } from "./clock-skew.js";
@@ -57,6 +58,11 @@ export class Engine {
   private readonly retention: Retention;
   /** Held jobs per tenant, for the claims' fair share. */
   private readonly heldTenants = new HeldTenants();
+  /**
+   * Every loop of this node that reads or writes the store, the store's own included (node
+   * services, LISTEN reconnects): after an outage the first to get through wakes the rest.
+   */
+  private readonly loops = new LoopGroup();
   readonly clockJumps: ClockJumpDetector;
   /** Null for a store without a clock of its own (SQLite: the same machine's). */
   readonly clockSkew: ClockSkewCheck | null;
@@ -73,8 +79,12 @@ export class Engine {
     this.store = o.store;
     this.clock = o.clock;
     this.logger = o.logger;
-    this.settler = new Settler(this.store, this.clock, this.logger, (done) =>
-      this.heldTenants.settled(done),
+    this.settler = new Settler(
+      this.store,
+      this.clock,
+      this.logger,
+      (done) => this.heldTenants.settled(done),
+      this.loops,
     );
     this.dispatcher = new Dispatcher({
       clock: this.clock,
@@ -112,6 +122,7 @@ export class Engine {
       renewIntervalMs: o.leaseRenewIntervalMs,
       held: () => this.inFlight,
       onReleased: () => this.watcher.wake(),
+      loops: this.loops,
     });
     this.watcher = new Watcher({
       store: this.store,
@@ -127,6 +138,7 @@ export class Engine {
         else void this.release(jobs);
       },
       shards: () => this.claimableShards(),
+      loops: this.loops,
     });
     this.sweeper = new LeaseSweeper({
       store: this.store,
@@ -134,6 +146,7 @@ export class Engine {
       logger: this.logger,
       intervalMs: o.leaseSweepIntervalMs,
       onRequeued: () => this.watcher.wakeFor(this.clock.now()),
+      loops: this.loops,
     });
     this.retention = new Retention({
       store: this.store,
@@ -141,6 +154,7 @@ export class Engine {
       logger: this.logger,
       retentionMs: o.retentionMs,
       intervalMs: o.retentionIntervalMs,
+      loops: this.loops,
     });
     this.clockJumps = new ClockJumpDetector({
       clock: this.clock,
@@ -162,6 +176,7 @@ export class Engine {
           storeNow: () => store.clockRead!(),
           warnMs: o.clockSkewWarnMs,
           intervalMs: o.clockSkewCheckIntervalMs,
+          loops: this.loops,
         })
       : null;
   }
@@ -193,6 +208,7 @@ export class Engine {
           clock: this.clock,
           logger: this.logger,
           onShardsChange: () => this.watcher.wake(),
+          loops: this.loops,
         })
         .then(
           (node) => {
@@ -206,6 +222,7 @@ export class Engine {
       this.store.onEarlierDue?.((dueAt) => this.watcher.wakeFor(dueAt), {
         clock: this.clock,
         logger: this.logger,
+        loops: this.loops,
       }) ?? null;
     // The claims a dead predecessor of this node left are the oldest due work: give them
     // back before the watcher's first claim, so they fire first and not behind a batch of

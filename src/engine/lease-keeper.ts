@@ -1,7 +1,7 @@
 import type { Clock } from "../core/clock.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
-import { ServiceLoop } from "../core/loop.js";
+import { ServiceLoop, type LoopGroup } from "../core/loop.js";
 
 /** What one pass of the lease keeper did. */
 export interface LeaseKeeperPass {
@@ -25,6 +25,8 @@ export interface LeaseKeeperDeps {
   readonly held: () => number;
   /** Claims were given back: they are due, so the watcher should look now. */
   readonly onReleased: () => void;
+  /** The node's loops that recover together (see LoopGroup). Default: none. */
+  readonly loops?: LoopGroup;
 }
 
 /** Claims given back per statement; a pass repeats while a batch comes back full. */
@@ -58,6 +60,7 @@ export class LeaseKeeper {
       name: "lease-keeper",
       clock: d.clock,
       logger: d.logger,
+      group: d.loops,
       pass: () => this.pass(),
       // A failed renewal is retried well inside the lease.
       errorBackoffMs: { min: 100, max: Math.max(100, Math.floor(d.renewIntervalMs / 2)) },

@@ -1,6 +1,7 @@
 import type { Clock } from "../core/clock.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
+import type { LoopGroup } from "../core/loop.js";
 import { PeriodicTask } from "../core/periodic-task.js";
 
 /**
@@ -17,9 +18,17 @@ export class LeaseSweeper extends PeriodicTask<{ requeued: number; dead: number 
       readonly intervalMs: number;
       readonly batchSize?: number;
       readonly onRequeued?: () => void;
+      /** The node's loops that recover together (see LoopGroup). Default: none. */
+      readonly loops?: LoopGroup;
     },
   ) {
-    super({ name: "lease-sweeper", clock: d.clock, logger: d.logger, intervalMs: d.intervalMs });
+    super({
+      name: "lease-sweeper",
+      clock: d.clock,
+      logger: d.logger,
+      intervalMs: d.intervalMs,
+      group: d.loops,
+    });
   }
 
   override async runOnce(): Promise<{ requeued: number; dead: number }> {

@@ -1,6 +1,7 @@
 import type { Clock } from "../core/clock.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
+import type { LoopGroup } from "../core/loop.js";
 import { PeriodicTask } from "../core/periodic-task.js";
 
 /**
@@ -16,9 +17,17 @@ export class Retention extends PeriodicTask<number> {
       readonly retentionMs: number;
       readonly intervalMs: number;
       readonly batchSize?: number;
+      /** The node's loops that recover together (see LoopGroup). Default: none. */
+      readonly loops?: LoopGroup;
     },
   ) {
-    super({ name: "retention", clock: d.clock, logger: d.logger, intervalMs: d.intervalMs });
+    super({
+      name: "retention",
+      clock: d.clock,
+      logger: d.logger,
+      intervalMs: d.intervalMs,
+      group: d.loops,
+    });
   }
 
   /** Purges one time-boxed pass; returns how many jobs were removed. */

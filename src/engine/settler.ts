@@ -1,5 +1,5 @@
 import type { Clock } from "../core/clock.js";
-import { ServiceLoop } from "../core/loop.js";
+import { ServiceLoop, type LoopGroup } from "../core/loop.js";
 import type { Settlement, Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
 
@@ -40,6 +40,8 @@ export class Settler {
     private readonly logger: Logger,
     /** Settlements done with: written (applied or not), refused or given up. */
     private readonly onDone: (settlements: readonly Settlement[]) => void = () => {},
+    /** The node's loops that recover together (see LoopGroup). */
+    loops?: LoopGroup,
     private readonly maxBatch = 1000,
   ) {
     this.loop = new ServiceLoop({
@@ -47,6 +49,7 @@ export class Settler {
       clock,
       logger,
       errorBackoffMs: RETRY_BACKOFF_MS,
+      group: loops,
       pass: () => this.writeAll(),
     });
     this.loop.start(null);

@@ -2,7 +2,7 @@ import type { Clock } from "../core/clock.js";
 import type { Job } from "../core/job.js";
 import type { StageResult, Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
-import { ServiceLoop } from "../core/loop.js";
+import { ServiceLoop, type LoopGroup } from "../core/loop.js";
 import type { ResolvedOptions } from "./options.js";
 
 /** What one watcher pass did. */
@@ -27,6 +27,8 @@ export interface WatcherDeps {
   readonly onClaimed: (jobs: Job[]) => void;
   /** Shards this node may claim now; undefined means all. */
   readonly shards: () => readonly number[] | undefined;
+  /** The node's loops that recover together (see LoopGroup). Default: none. */
+  readonly loops?: LoopGroup;
 }
 
 /**
@@ -54,6 +56,7 @@ export class Watcher {
       name: "watcher",
       clock: d.clock,
       logger: d.logger,
+      group: d.loops,
       pass: () => this.pass(),
     });
   }

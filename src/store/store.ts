@@ -1,6 +1,7 @@
 import type { Job, JobStatus, JsonValue, NewJob } from "../core/job.js";
 import type { Clock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
+import type { LoopGroup } from "../core/loop.js";
 
 /**
  * The store contract: scheduler operations, not SQL. Every store (SQLite, PostgreSQL)
@@ -155,6 +156,8 @@ export interface Store {
 export interface EarlierDueLoop {
   readonly clock: Clock;
   readonly logger: Logger;
+  /** The engine's loops, which the listening loop joins (they recover together). */
+  readonly loops?: LoopGroup;
 }
 
 /** The optional members of `Store`. */
@@ -175,6 +178,8 @@ export interface NodeStartParams {
   readonly logger: Logger;
   /** Called when the set of shards this node may claim changes. */
   readonly onShardsChange: () => void;
+  /** The engine's loops, which the services' loops join (they recover together). */
+  readonly loops?: LoopGroup;
 }
 
 export interface NodeServices {

@@ -177,6 +177,44 @@ describe("shard leases on the engine's clock", () => {
       await a.stop();
     }
   });
+
+  it("tells onChange when its shards are trusted again after heartbeats failed past the lease", async () => {
+    const store = await open({ shardCount: 4 });
+    const clock = new ManualClock(T0);
+    const changes: (readonly number[])[] = [];
+    const quiet: Logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: () => undefined,
+      error: () => undefined,
+    };
+    const a = new ObservedLeases(store.context, {
+      nodeId: "a",
+      clock,
+      logger: quiet,
+      heartbeatMs: HB,
+      ttlMs: TTL,
+      onChange: (shards) => changes.push(shards),
+    });
+    try {
+      await a.start();
+      expect(changes).toEqual([[0, 1, 2, 3]]);
+      // Heartbeats fail (the registry renamed away) until the node stops trusting its leases.
+      await store.connection.query(`ALTER TABLE "${store.schema}".nodes RENAME TO nodes_away`);
+      while (a.owned().length > 0) await clock.advance(100);
+      await store.connection.query(`ALTER TABLE "${store.schema}".nodes_away RENAME TO nodes`);
+      const r = await step(clock, a, STEP);
+      expect(r.owned).toEqual([0, 1, 2, 3]);
+      // The same shards as before, yet claimable again only now: the engine must hear of it,
+      // or its watcher, which found nothing to claim meanwhile, sleeps on (up to maxIdleMs).
+      expect(changes).toEqual([
+        [0, 1, 2, 3],
+        [0, 1, 2, 3],
+      ]);
+    } finally {
+      await a.stop();
+    }
+  });
 });
 
 describe("partition maintenance on the engine's clock", () => {

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { systemClock, type Clock } from "../../core/clock.js";
 import { quietLogger, type Logger } from "../../core/logger.js";
-import { ServiceLoop } from "../../core/loop.js";
+import { ServiceLoop, type LoopGroup } from "../../core/loop.js";
 
 /** The loop a subscriber runs the LISTEN connection on (a Scheduler passes its own). */
 export interface ListenLoopDeps {
@@ -9,6 +9,8 @@ export interface ListenLoopDeps {
   readonly clock?: Clock;
   /** Where failed connection attempts are logged (besides the store's onError). Default: nowhere. */
   readonly logger?: Logger;
+  /** The subscriber's loops, which the reconnect loop joins (see LoopGroup). */
+  readonly loops?: LoopGroup;
 }
 
 /** Backoff between reconnect attempts, ms: 100-200 after the first failure, up to 2.5-5 s. */
@@ -55,6 +57,7 @@ export class DueNotifier {
         clock: deps.clock ?? systemClock(),
         logger: deps.logger ?? quietLogger,
         errorBackoffMs: RECONNECT_BACKOFF_MS,
+        group: deps.loops,
         pass: () => this.connectOnce(),
       });
       // Sleeps between passes until the connection is lost; the first attempt runs now.

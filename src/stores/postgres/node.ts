@@ -28,11 +28,13 @@ export async function startPostgresNode(
     clock,
     logger,
     onChange: params.onShardsChange,
+    loops: params.loops,
     ...(timing.shardHeartbeatMs === undefined ? {} : { heartbeatMs: timing.shardHeartbeatMs }),
   });
   const maintenance = new PartitionMaintenance(ctx, {
     clock,
     logger,
+    loops: params.loops,
     ...(timing.maintenanceIntervalMs === undefined
       ? {}
       : { intervalMs: timing.maintenanceIntervalMs }),

@@ -2,6 +2,7 @@ import { bucketOf } from "../../core/buckets.js";
 import { systemClock, type Clock } from "../../core/clock.js";
 import { InvalidOptionError } from "../../core/errors.js";
 import { quietLogger, type Logger } from "../../core/logger.js";
+import type { LoopGroup } from "../../core/loop.js";
 import { PeriodicTask } from "../../core/periodic-task.js";
 import type { PostgresContext } from "./context.js";
 
@@ -30,6 +31,8 @@ export interface PartitionMaintenanceOptions {
   readonly clock?: Clock;
   /** Where failed passes are logged (retried after a backoff). Default: nowhere. */
   readonly logger?: Logger;
+  /** The node's loops that recover together (see LoopGroup). Default: none. */
+  readonly loops?: LoopGroup;
 }
 
 /** What one pass did. */
@@ -56,7 +59,7 @@ type MaintenanceContext = Pick<
  * loop. A PeriodicTask: the first pass at start(), then one every intervalMs.
  */
 export class PartitionMaintenance extends PeriodicTask<MaintenanceResult> {
-  private readonly o: Required<Omit<PartitionMaintenanceOptions, "logger">>;
+  private readonly o: Required<Omit<PartitionMaintenanceOptions, "logger" | "loops">>;
 
   constructor(
     private readonly ctx: MaintenanceContext,
@@ -71,6 +74,7 @@ export class PartitionMaintenance extends PeriodicTask<MaintenanceResult> {
       jitter: 0.1,
       // 1-2 s after a first failure (a DDL lock given up), growing up to the interval.
       errorBackoffMs: { min: 2000, max: o.intervalMs },
+      group: options.loops,
     });
     this.o = o;
   }
@@ -103,7 +107,7 @@ export class PartitionMaintenance extends PeriodicTask<MaintenanceResult> {
 function resolveMaintenanceOptions(
   widthMs: number,
   options: PartitionMaintenanceOptions,
-): Required<Omit<PartitionMaintenanceOptions, "logger">> {
+): Required<Omit<PartitionMaintenanceOptions, "logger" | "loops">> {
   const o = {
     aheadBuckets:
       options.aheadBuckets ?? Math.min(400, Math.max(2, Math.ceil((14 * DAY) / widthMs))),

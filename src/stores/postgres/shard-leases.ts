@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from "../../core/clock.js";
 import { InvalidOptionError } from "../../core/errors.js";
 import { quietLogger, type Logger } from "../../core/logger.js";
+import type { LoopGroup } from "../../core/loop.js";
 import { PeriodicTask } from "../../core/periodic-task.js";
 import type { PostgresContext } from "./context.js";
 
@@ -33,6 +34,11 @@ export interface ShardLeasesOptions {
   readonly logger?: Logger;
   /** Called with the new set of owned shards whenever it changes. */
   readonly onChange?: (shards: readonly number[]) => void;
+  /**
+   * The node's loops that recover together (see LoopGroup): retried every heartbeat, the
+   * heartbeat is often the first to find the database back. Default: none.
+   */
+  readonly loops?: LoopGroup;
 }
 
 /** What one heartbeat did. */
@@ -88,6 +94,7 @@ export class ShardLeases extends PeriodicTask<HeartbeatResult> {
       // A failed heartbeat is retried at heartbeat pace, not slower: the leases run out ttl
       // after the last good one, whatever the backoff.
       errorBackoffMs: { min: heartbeatMs, max: heartbeatMs },
+      group: options.loops,
     });
     this.heartbeatMs = heartbeatMs;
     this.ttlMs = ttlMs;
@@ -135,9 +142,13 @@ export class ShardLeases extends PeriodicTask<HeartbeatResult> {
       }
       const before = new Set(this.current);
       const acquired = owned.filter((x) => !before.has(x));
+      // What owned() said until now: nothing, if failed heartbeats outlasted the trust. The
+      // same shards trusted again are a change too: a watcher that found nothing to claim
+      // meanwhile sleeps until told (up to its maxIdleMs).
+      const claimable = now < this.validUntil ? this.current : [];
       // Stop trusting the leases a heartbeat before they run out for everyone else.
       this.validUntil = now + this.ttlMs - this.heartbeatMs;
-      const changed = owned.join(",") !== this.current.join(",");
+      const changed = owned.join(",") !== claimable.join(",");
       this.current = Object.freeze([...owned]);
       if (changed) this.options.onChange?.(this.current);
       return { owned: this.current, acquired, released, nodes };
