@@ -38,6 +38,21 @@ const FIELDS = ["status", "dueFrom", "dueTo", "cursor", "limit", "tenant", "time
 export const MAX_CURSOR = 200;
 const TENANT_FILTER_RULE = { max: 64 } as const;
 
+/**
+ * The listing filters as query-string parameters (readQuery rules), for every HTTP surface
+ * that lists jobs (GET /v1/jobs, the dashboard's jobs table): `status` repeated or
+ * comma-separated, numbers from their text, every text bounded; parseListQuery then reads
+ * the times. `tenant` is not among them: over HTTP it always comes from the API key.
+ */
+export const LIST_QUERY_PARAMS = {
+  status: { kind: "list", of: JOB_STATUSES },
+  dueFrom: { kind: "time" },
+  dueTo: { kind: "time" },
+  cursor: { kind: "text", max: MAX_CURSOR },
+  limit: { kind: "int", min: 1, max: 1000 },
+  timeZone: { kind: "zone" },
+} as const;
+
 export function parseListQuery(raw: unknown, now: number): ParsedListQuery {
   const q = requireObject(raw, "query");
   rejectUnknownFields(q, FIELDS, "");

@@ -5,9 +5,9 @@ import { bucketOf } from "../core/buckets.js";
 import { InvalidJobError } from "../core/errors.js";
 import { isoInstant } from "../core/instant-text.js";
 import { isJobId } from "../core/ids.js";
-import { JOB_STATUSES, type JobStatus } from "../core/job.js";
+import type { JobStatus } from "../core/job.js";
 import { readQuery } from "../core/query-params.js";
-import { MAX_CURSOR } from "../api/list-query.js";
+import { LIST_QUERY_PARAMS } from "../api/list-query.js";
 import { MAX_KEY_LENGTH } from "../core/schedule-input.js";
 import { parseDueTime } from "../core/time-input.js";
 import { binCounts, binWidth, ZOOM_NAMES, zoomSpan, type Bin } from "./bins.js";
@@ -147,16 +147,12 @@ export async function nowView(
 
 /**
  * Query of /v1/dashboard/jobs: `q` (an id or an idempotency key, so as long as a key may be)
- * or the listing filters of GET /v1/jobs.
+ * or the listing filters of GET /v1/jobs (the same rules), in pages of at most 200.
  */
 const JOBS_QUERY = {
   q: { kind: "text", max: MAX_KEY_LENGTH },
-  status: { kind: "list", of: JOB_STATUSES },
-  dueFrom: { kind: "time" },
-  dueTo: { kind: "time" },
-  cursor: { kind: "text", max: MAX_CURSOR },
+  ...LIST_QUERY_PARAMS,
   limit: { kind: "int", min: 1, max: 200 },
-  timeZone: { kind: "zone" },
 } as const;
 
 export interface JobsPage {
@@ -176,8 +172,8 @@ export async function searchJobs(
   tenant: string,
   query: unknown,
 ): Promise<JobsPage> {
-  const q = readQuery(query, JOBS_QUERY);
-  const text = q.q?.trim();
+  const { q, ...filters } = readQuery(query, JOBS_QUERY);
+  const text = q?.trim();
   if (text !== undefined && text !== "") {
     if (isJobId(text)) {
       const job = await scheduler.get(text, { tenant });
@@ -187,17 +183,8 @@ export async function searchJobs(
     if (byKey) return { jobs: [jobView(byKey)], nextCursor: null, match: "key" };
     return { jobs: [], nextCursor: null, match: null };
   }
-  const now = scheduler.now();
-  const page = await scheduler.list({
-    tenant,
-    ...(q.status ? { status: q.status } : {}),
-    ...(q.dueFrom === undefined
-      ? {}
-      : { dueFrom: timeParam(q.dueFrom, "dueFrom", now, q.timeZone) }),
-    ...(q.dueTo === undefined ? {} : { dueTo: timeParam(q.dueTo, "dueTo", now, q.timeZone) }),
-    ...(q.cursor ? { cursor: q.cursor } : {}),
-    limit: q.limit ?? 25,
-  });
+  // The scheduler reads the times (in `timeZone`) as it does for GET /v1/jobs.
+  const page = await scheduler.list({ ...filters, tenant, limit: filters.limit ?? 25 });
   return { jobs: page.jobs.map(jobView), nextCursor: page.nextCursor };
 }
 
