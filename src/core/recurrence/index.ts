@@ -17,3 +17,9 @@ export {
   type RecurrenceRule,
   type RecurrenceSpec,
 } from "./types.js";
+export { describeRecurrence } from "./describe.js";
+export {
+  MAX_RECURRENCE_TEXT,
+  RECURRENCE_TEXT_EXAMPLES,
+  parseRecurrenceText,
+} from "./parse-text.js";
