@@ -43,9 +43,12 @@ export {
   FINISHED_STATUSES,
 } from "./core/job.js";
 export { ManualClock, systemClock } from "./core/clock.js";
+export { CHANGE_KINDS } from "./core/change.js";
+export type { ChangeKind, ChangePosition, ChangesPage, StoredChange } from "./core/change.js";
 export type { Clock, ManualClockOptions, TimerHandle } from "./core/clock.js";
 export type { BucketGranularity } from "./core/buckets.js";
 export {
+  ChangeCursorExpiredError,
   DuetimeError,
   InvalidJobError,
   InvalidOptionError,

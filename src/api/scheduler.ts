@@ -40,8 +40,12 @@ import type {
   SchedulerStats,
   StoreInfo,
 } from "./scheduler-types.js";
+import { readChangesPage, type ChangesQuery } from "./change-feed.js";
+import type { ChangesPage } from "../core/change.js";
 
 export type { JobChange, SchedulerEvents } from "./scheduler-events.js";
+export type { ChangesQuery } from "./change-feed.js";
+export type { ChangesPage, ChangeKind, StoredChange } from "../core/change.js";
 export type { BucketCount, CancelResult, RescheduleResult } from "../store/store.js";
 export type {
   ClockStats,
@@ -405,6 +409,26 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   /** Sweeps expired leases now. */
   sweepLeases(): ReturnType<Engine["sweepLeases"]> {
     return this.engine.sweepLeases();
+  }
+
+  /**
+   * The durable change feed: every transition of every job (of `tenant`, or all), from every
+   * process sharing the store, oldest first, after the cursor `after`. Resume with the page's
+   * `next`; a change is kept for `changeRetentionMs`. Throws InvalidJobError for a bad cursor
+   * or limit, ChangeCursorExpiredError for a cursor older than what is kept.
+   */
+  changes(query: ChangesQuery = {}): Promise<ChangesPage> {
+    return readChangesPage(this.store, query);
+  }
+
+  /** The cursor after every change readable now: where a live view of the feed starts. */
+  changesHead(opts: { tenant?: string } = {}): Promise<string> {
+    return this.store.changesHead(opts.tenant === undefined ? {} : { tenant: opts.tenant });
+  }
+
+  /** Runs the change feed's retention now; resolves to the number of changes removed. */
+  purgeChanges(): Promise<number> {
+    return this.engine.purgeChanges();
   }
 
   /** Runs retention now; resolves to the number of jobs removed. */

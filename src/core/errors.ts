@@ -4,6 +4,23 @@ export class DuetimeError extends Error {
 }
 
 /**
+ * A change feed cursor older than what is kept: changes after it were removed by retention,
+ * so reading on from it would skip them. Start again from `oldest` (reload the view first).
+ */
+export class ChangeCursorExpiredError extends DuetimeError {
+  override readonly name = "ChangeCursorExpiredError";
+  constructor(
+    readonly cursor: string,
+    /** The cursor to read on from: every change after it is still kept. */
+    readonly oldest: string,
+  ) {
+    super(
+      `after: changes after cursor ${cursor} were removed by retention (kept: after ${oldest})`,
+    );
+  }
+}
+
+/**
  * Bad input. `field` names the offending field (dotted path), `expected` says what was
  * wanted and `received` shows what came in, so the same error reads well in the library,
  * the HTTP API, the MCP tools and the CLI.

@@ -153,6 +153,7 @@ export class Engine {
       clock: this.clock,
       logger: this.logger,
       retentionMs: o.retentionMs,
+      changeRetentionMs: o.changeRetentionMs,
       intervalMs: o.retentionIntervalMs,
       loops: this.loops,
     });
@@ -358,6 +359,11 @@ export class Engine {
   /** Runs retention now; resolves to the number of jobs removed. */
   purgeHistory(): Promise<number> {
     return this.retention.runOnce();
+  }
+
+  /** Runs the change feed's retention now; resolves to the number of changes removed. */
+  purgeChanges(): Promise<number> {
+    return this.retention.purgeChanges();
   }
 
   /** Resolves when nothing claimed by this process is still waiting or running. */

@@ -85,6 +85,11 @@ export interface SchedulerOptions {
   readonly leaseSweepIntervalMs?: number;
   /** How long finished jobs are kept. Default 604800000 (7 days). */
   readonly retentionMs?: number;
+  /**
+   * How long the change feed keeps a change, in ms (readers resuming from an older cursor
+   * are told to start again). Default 604800000 (7 days).
+   */
+  readonly changeRetentionMs?: number;
   /** How often retention runs. Default 60000. */
   readonly retentionIntervalMs?: number;
   /** Largest payload, in bytes of JSON. Default 65536. */
@@ -196,6 +201,13 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
     backoffMaxMs: int(o.backoffMaxMs, "backoffMaxMs", 3_600_000, 0, 30 * 86_400_000),
     leaseSweepIntervalMs: int(o.leaseSweepIntervalMs, "leaseSweepIntervalMs", 1000, 10, 3_600_000),
     retentionMs: int(o.retentionMs, "retentionMs", 7 * 86_400_000, 0, 3650 * 86_400_000),
+    changeRetentionMs: int(
+      o.changeRetentionMs,
+      "changeRetentionMs",
+      7 * 86_400_000,
+      0,
+      3650 * 86_400_000,
+    ),
     retentionIntervalMs: int(o.retentionIntervalMs, "retentionIntervalMs", 60_000, 10, 86_400_000),
     maxPayloadBytes: int(o.maxPayloadBytes, "maxPayloadBytes", 65_536, 2, 16 * 1024 * 1024),
     maxPastMs:

@@ -4,9 +4,12 @@ import type { Logger } from "./logger.js";
 import type { LoopGroup } from "../core/loop.js";
 import { PeriodicTask } from "../core/periodic-task.js";
 
+/** Longest a pass spends on one kind of row, in ms: it never competes with firing for long. */
+const PASS_BUDGET_MS = 500;
+
 /**
- * Removes history (succeeded, dead, cancelled, expired jobs) older than `retentionMs`, in
- * bulk batches, time-boxed per pass so it never competes with firing for long.
+ * Removes history (succeeded, dead, cancelled, expired jobs) older than `retentionMs` and
+ * change feed rows older than `changeRetentionMs`, in bulk batches, time-boxed per pass.
  */
 export class Retention extends PeriodicTask<number> {
   constructor(
@@ -15,6 +18,7 @@ export class Retention extends PeriodicTask<number> {
       readonly clock: Clock;
       readonly logger: Logger;
       readonly retentionMs: number;
+      readonly changeRetentionMs: number;
       readonly intervalMs: number;
       readonly batchSize?: number;
       /** The node's loops that recover together (see LoopGroup). Default: none. */
@@ -30,18 +34,31 @@ export class Retention extends PeriodicTask<number> {
     });
   }
 
-  /** Purges one time-boxed pass; returns how many jobs were removed. */
+  /** Purges one time-boxed pass of each; returns how many jobs were removed. */
   override async runOnce(): Promise<number> {
-    const limit = this.d.batchSize ?? 5000;
     const before = this.d.clock.now() - this.d.retentionMs;
+    const removed = await this.batches((limit) => this.d.store.historyPurge({ before, limit }));
+    if (removed > 0) this.d.logger.info({ removed }, "retention removed finished jobs");
+    await this.purgeChanges();
+    return removed;
+  }
+
+  /** One time-boxed pass over the change feed; returns how many changes were removed. */
+  async purgeChanges(): Promise<number> {
+    const before = this.d.clock.now() - this.d.changeRetentionMs;
+    const removed = await this.batches((limit) => this.d.store.changesPurge({ before, limit }));
+    if (removed > 0) this.d.logger.info({ removed }, "retention removed old changes");
+    return removed;
+  }
+
+  private async batches(purge: (limit: number) => Promise<number>): Promise<number> {
+    const limit = this.d.batchSize ?? 5000;
     const started = Date.now();
     let removed = 0;
     for (;;) {
-      const n = await this.d.store.historyPurge({ before, limit });
+      const n = await purge(limit);
       removed += n;
-      if (n < limit || Date.now() - started > 500) break;
+      if (n < limit || Date.now() - started > PASS_BUDGET_MS) return removed;
     }
-    if (removed > 0) this.d.logger.info({ removed }, "retention removed finished jobs");
-    return removed;
   }
 }

@@ -1,3 +1,4 @@
+import type { ChangePosition, ChangesPage } from "../core/change.js";
 import type { Job, JobStatus, JsonValue, NewJob } from "../core/job.js";
 import type { Clock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
@@ -121,6 +122,29 @@ export interface Store {
 
   /** Deletes finished jobs that finished before `before`, at most `limit` per call. */
   historyPurge(params: { before: number; limit: number }): Promise<number>;
+
+  /**
+   * The change feed: what happened to jobs (of `tenant`, or of all), oldest first, strictly
+   * after `after` (from the oldest kept when absent), at most `limit`. Every write above
+   * records its changes in its own transaction, so the feed holds exactly the transitions that
+   * committed, from every writer. A reader never steps over a change that commits later
+   * (see ChangePosition). Throws ChangeCursorExpiredError when changes after `after` were
+   * already removed by `changesPurge`.
+   */
+  changesRead(params: {
+    tenant?: string;
+    after?: ChangePosition;
+    limit: number;
+  }): Promise<ChangesPage>;
+
+  /** The cursor of the latest change readable now (of `tenant`, or of all): where a live view starts. */
+  changesHead(params: { tenant?: string }): Promise<string>;
+
+  /**
+   * Deletes the oldest changes made before `before`, at most `limit` per call (oldest first),
+   * and remembers how far it went, so a cursor older than that is told (ChangeCursorExpiredError).
+   */
+  changesPurge(params: { before: number; limit: number }): Promise<number>;
 
   /**
    * Optional: starts what a firing node of this store needs beside the engine (PostgreSQL:

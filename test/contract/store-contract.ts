@@ -4,6 +4,7 @@ import { createIdGenerator } from "../../src/core/ids.js";
 import type { Job, NewJob } from "../../src/core/job.js";
 import type { Store } from "../../src/store/store.js";
 import { describeCapabilityContract } from "./capability-contract.js";
+import { describeFeedContract } from "./feed-contract.js";
 import { describePlacementContract } from "./placement-contract.js";
 import { describeTenantContract } from "./tenant-contract.js";
 import { describeTraceContract } from "./trace-contract.js";
@@ -753,4 +754,5 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
   describePlacementContract(name, makeStore);
   describeCapabilityContract(name, makeStore);
   describeTraceContract(name, makeStore);
+  describeFeedContract(name, makeStore);
 }

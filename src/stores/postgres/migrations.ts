@@ -24,6 +24,8 @@ import type pg from "pg";
  *    transition tables: one counter write per (bucket, tenant) per statement, never a
  *    count of rows. Counter upserts go in (key) order so concurrent statements lock them
  *    in the same order.
+ *  - `job_changes` (version 5) is the change feed: a row per transition, written by the
+ *    statement that makes it.
  */
 export function migrations(schema: string): readonly string[] {
   const s = `"${schema}"`;
@@ -184,6 +186,25 @@ export function migrations(schema: string): readonly string[] {
     ALTER TABLE ${s}.jobs_live ADD COLUMN trace_context text;
     ALTER TABLE ${s}.jobs_claimed ADD COLUMN trace_context text;
     ALTER TABLE ${s}.jobs_history ADD COLUMN trace_context text;
+    `,
+    // Version 5: the change feed (changes.ts). Ordered by (tx, seq): the writing
+    // transaction's id, then an identity within it; readers stop below the oldest
+    // transaction still in flight, so a late commit never lands behind a cursor.
+    `
+    CREATE TABLE ${s}.job_changes (
+      tx       xid8    NOT NULL DEFAULT pg_current_xact_id(),
+      seq      bigint  GENERATED ALWAYS AS IDENTITY,
+      tenant   text    NOT NULL,
+      job_id   text    NOT NULL,
+      kind     text    NOT NULL,
+      status   text    NOT NULL,
+      due_at   bigint  NOT NULL,
+      attempts integer NOT NULL,
+      error    text,
+      at       bigint  NOT NULL,
+      PRIMARY KEY (tx, seq)
+    );
+    CREATE INDEX job_changes_tenant ON ${s}.job_changes (tenant, tx, seq);
     `,
   ];
 }

@@ -1,7 +1,8 @@
 import type pg from "pg";
 import { bucketOf } from "../../core/buckets.js";
-import { InvalidJobError, StorageFullError } from "../../core/errors.js";
+import { ChangeCursorExpiredError, InvalidJobError, StorageFullError } from "../../core/errors.js";
 import { shardOf } from "../../core/ids.js";
+import type { ChangePosition, ChangesPage } from "../../core/change.js";
 import type { Job, JobStatus, NewJob } from "../../core/job.js";
 import { JOB_STATUSES, newPendingJob } from "../../core/job.js";
 import type {
@@ -23,6 +24,7 @@ import type {
   Store,
 } from "../../store/store.js";
 import { settlementRetryAt } from "../../store/store.js";
+import { headCursor, purgeChanges, readChanges } from "./changes.js";
 import { Claims } from "./claim.js";
 import { connectorFor, createPool, inTransaction, withRetry } from "./connection.js";
 import { DueNotifier } from "./due-notifier.js";
@@ -462,6 +464,31 @@ export class PostgresStore implements Store {
       withRetry(() => this.pool.query(this.sql.historyDeleteOldest, [params.before, left])),
     );
     return dropped + (r.rowCount ?? 0);
+  }
+
+  /** See changes.ts: (tx, seq) order, read below the oldest transaction in flight. */
+  async changesRead(params: {
+    tenant?: string;
+    after?: ChangePosition;
+    limit: number;
+  }): Promise<ChangesPage> {
+    try {
+      return await readChanges(this.pool, this.sql, params);
+    } catch (err) {
+      // A cursor retention went past is the caller's to handle, not a database failure.
+      if (err instanceof ChangeCursorExpiredError) throw err;
+      throw new Error("reading changes", { cause: err });
+    }
+  }
+
+  async changesHead(_params: { tenant?: string }): Promise<string> {
+    return this.run("reading the change feed's head", () => headCursor(this.pool, this.sql));
+  }
+
+  async changesPurge(params: { before: number; limit: number }): Promise<number> {
+    return this.run("purging changes", () =>
+      withRetry(() => purgeChanges(this.pool, this.sql, params.before, params.limit)),
+    );
   }
 
   async clockRead(): Promise<number> {

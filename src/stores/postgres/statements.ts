@@ -23,6 +23,9 @@ const AS_CLAIMED = `${COLS}, 'claimed'::text AS status, lease_owner, lease_expir
 const AS_HISTORY = `${COLS}, status, NULL::text AS lease_owner, NULL::bigint AS lease_expires_at,
   finished_at`;
 
+/** The change feed's columns a write fills (postgres/changes.ts; tx and seq are defaults). */
+const CHANGE_COLS = `tenant, job_id, kind, status, due_at, attempts, error, at`;
+
 export type Statements = ReturnType<typeof statements>;
 
 export function statements(schema: string) {
@@ -41,16 +44,21 @@ export function statements(schema: string) {
      * per-row round trip or statement). Routed to partitions by due_at; the statement
      * trigger live_inserted adds one counter row per (bucket, tenant).
      */
-    liveInsert: `INSERT INTO ${s}.jobs_live (shard, id, tenant, key, due_at, bucket, payload,
-        target, target_options, trace_context, max_attempts, expire_after_ms, created_at,
-        updated_at)
-      SELECT u.shard, u.id, u.tenant, u.key, u.due_at, u.bucket, u.payload, u.target,
-        u.target_options, u.trace_context, u.max_attempts, u.expire_after_ms, $13::bigint,
-        $13::bigint
-      FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
-        $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], $12::bigint[])
-        AS u(shard, id, tenant, key, due_at, bucket, payload, target, target_options,
-          trace_context, max_attempts, expire_after_ms)`,
+    liveInsert: `WITH ins AS (
+        INSERT INTO ${s}.jobs_live (shard, id, tenant, key, due_at, bucket, payload,
+          target, target_options, trace_context, max_attempts, expire_after_ms, created_at,
+          updated_at)
+        SELECT u.shard, u.id, u.tenant, u.key, u.due_at, u.bucket, u.payload, u.target,
+          u.target_options, u.trace_context, u.max_attempts, u.expire_after_ms, $13::bigint,
+          $13::bigint
+        FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
+          $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], $12::bigint[])
+          AS u(shard, id, tenant, key, due_at, bucket, payload, target, target_options,
+            trace_context, max_attempts, expire_after_ms)
+        RETURNING tenant, id, due_at
+      )
+      INSERT INTO ${s}.job_changes (${CHANGE_COLS})
+      SELECT tenant, id, 'scheduled', 'pending', due_at, 0, NULL, $13::bigint FROM ins`,
 
     /** Primary key of job_keys: a key taken by a live job makes the insert a no-op. */
     keysClaim: `INSERT INTO ${s}.job_keys (tenant, key, shard, id)
@@ -171,6 +179,19 @@ export function statements(schema: string) {
           attempts, max_attempts, expire_after_ms, version + 1, fence, st_error, last_result,
           created_at, $10::bigint, st_fired_at
         FROM done WHERE outcome = 'retry'
+      ), changed AS (
+        INSERT INTO ${s}.job_changes (${CHANGE_COLS})
+        SELECT tenant, id,
+          CASE outcome WHEN 'retry' THEN 'failed'
+            WHEN 'release' THEN CASE WHEN retry_at IS NULL THEN 'released' ELSE 'deferred' END
+            ELSE outcome END,
+          CASE WHEN outcome IN ('retry', 'release') THEN 'pending' ELSE outcome END,
+          COALESCE(retry_at, due_at),
+          CASE WHEN outcome = 'release' THEN attempts - 1 ELSE attempts END,
+          CASE WHEN outcome = 'succeeded' OR (outcome = 'release' AND retry_at IS NULL) THEN NULL
+            ELSE COALESCE(st_error, last_error) END,
+          $10::bigint
+        FROM done
       )
       SELECT id, fence FROM done`,
 
@@ -178,29 +199,36 @@ export function statements(schema: string) {
     cancel: `WITH del AS (
         DELETE FROM ${s}.jobs_live WHERE shard = $1 AND id = $2
           AND ($3::text IS NULL OR tenant = $3) RETURNING *
+      ), moved AS (
+        INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
+        SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
+          trace_context, attempts, max_attempts, expire_after_ms, version + 1, fence, last_error,
+          last_result, created_at, $4::bigint, fired_at, 'cancelled', $4::bigint
+        FROM del
+        RETURNING *
+      ), changed AS (
+        INSERT INTO ${s}.job_changes (${CHANGE_COLS})
+        SELECT tenant, id, 'cancelled', 'cancelled', due_at, attempts, NULL, $4::bigint FROM moved
       )
-      INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
-      SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options, trace_context,
-        attempts,
-        max_attempts, expire_after_ms, version + 1, fence, last_error, last_result, created_at,
-        $4::bigint, fired_at, 'cancelled', $4::bigint
-      FROM del
-      RETURNING ${AS_HISTORY}`,
+      SELECT ${AS_HISTORY} FROM moved`,
 
     /** Reschedule: delete and re-insert, so the row moves to its new partition and bucket. */
     reschedule: `WITH del AS (
         DELETE FROM ${s}.jobs_live WHERE shard = $1 AND id = $2
           AND ($3::text IS NULL OR tenant = $3) AND ($4::int IS NULL OR version = $4)
         RETURNING *
+      ), moved AS (
+        INSERT INTO ${s}.jobs_live (${COLS})
+        SELECT shard, id, tenant, key, $5::bigint, $6::bigint, payload, target, target_options,
+          trace_context, attempts, max_attempts, expire_after_ms, version + 1, fence, last_error,
+          last_result, created_at, $7::bigint, fired_at
+        FROM del
+        RETURNING *
+      ), changed AS (
+        INSERT INTO ${s}.job_changes (${CHANGE_COLS})
+        SELECT tenant, id, 'rescheduled', 'pending', due_at, attempts, NULL, $7::bigint FROM moved
       )
-      INSERT INTO ${s}.jobs_live (${COLS})
-      SELECT shard, id, tenant, key, $5::bigint, $6::bigint,
-        payload, target, target_options, trace_context,
-        attempts,
-        max_attempts, expire_after_ms, version + 1, fence, last_error, last_result, created_at,
-        $7::bigint, fired_at
-      FROM del
-      RETURNING ${AS_PENDING}`,
+      SELECT ${AS_PENDING} FROM moved`,
 
     /** Retry a dead job: history -> live with a fresh attempt budget (its key: retryKeyTake). */
     retryDead: `WITH del AS (
@@ -215,6 +243,9 @@ export function statements(schema: string) {
           $7::bigint, fired_at
         FROM del
         RETURNING *
+      ), changed AS (
+        INSERT INTO ${s}.job_changes (${CHANGE_COLS})
+        SELECT tenant, id, 'retried', 'pending', due_at, attempts, NULL, $7::bigint FROM ins
       )
       SELECT ${AS_PENDING} FROM ins`,
     /**
@@ -262,6 +293,12 @@ export function statements(schema: string) {
           fired_at
         FROM del WHERE attempts < max_attempts
         RETURNING due_at
+      ), changed AS (
+        INSERT INTO ${s}.job_changes (${CHANGE_COLS})
+        SELECT tenant, id, CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'requeued' END,
+          CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END, due_at, attempts,
+          $3::text, $1::bigint
+        FROM del
       )
       SELECT (SELECT count(*) FROM dead)::int AS dead, (SELECT count(*) FROM requeued)::int AS requeued,
         (SELECT min(due_at) FROM requeued)::bigint AS earliest`,
@@ -295,6 +332,9 @@ export function statements(schema: string) {
           last_result, created_at, $5::bigint, fired_at
         FROM del
         RETURNING due_at
+      ), changed AS (
+        INSERT INTO ${s}.job_changes (${CHANGE_COLS})
+        SELECT tenant, id, 'released', 'pending', due_at, attempts - 1, NULL, $5::bigint FROM del
       )
       SELECT count(*)::int AS released, min(due_at)::bigint AS earliest FROM released`,
 
@@ -405,6 +445,36 @@ export function statements(schema: string) {
     listen: `LISTEN "${`duetime_${schema}`.slice(0, 63)}"`,
     notify: `SELECT pg_notify($1, $2)`,
 
+    /**
+     * The change feed (changes.ts), in (tx, seq) order: only transactions older than every
+     * one still in flight (the snapshot's xmin) are read, so a row whose transaction commits
+     * later, whatever its seq, always sorts after the cursor handed out. Primary key
+     * (tx, seq), or index job_changes_tenant (tenant, tx, seq) for one tenant. The second
+     * column is that xmin: where a page that came back short lets its reader go on from.
+     */
+    changesAfter: `SELECT c.tx::text AS tx, c.seq, c.tenant, c.job_id, c.kind, c.status, c.due_at,
+        c.attempts, c.error, c.at, x.xmin::text AS xmin
+      FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin) x
+      LEFT JOIN LATERAL (
+        SELECT * FROM ${s}.job_changes
+        WHERE ($1::text IS NULL OR tenant = $1::text) AND (tx, seq) > ($2::xid8, $3::bigint)
+          AND tx < x.xmin
+        ORDER BY tx, seq LIMIT $4::int
+      ) c ON true`,
+    changesHead: `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`,
+    /**
+     * Retention's read: the oldest rows by the primary key, of transactions older than any in
+     * flight (a row committing later always sorts after these: deleting up to the last of
+     * them can never take one nobody read).
+     */
+    changesOldest: `SELECT tx::text AS tx, seq, at FROM ${s}.job_changes
+      WHERE tx < pg_snapshot_xmin(pg_current_snapshot())
+      ORDER BY tx, seq LIMIT $1::int`,
+    changesDeleteThrough: `DELETE FROM ${s}.job_changes WHERE (tx, seq) <= ($1::xid8, $2::bigint)`,
+    purgedThroughGet: `SELECT value FROM ${s}.meta WHERE name = 'changes_purged_through'`,
+    purgedThroughSet: `INSERT INTO ${s}.meta (name, value) VALUES ('changes_purged_through', $1)
+      ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+
     /** Row-by-row purge, only for what partition drops leave (index jobs_history_finished). */
     historyDeleteOldest: `DELETE FROM ${s}.jobs_history h USING (
         SELECT shard, id, finished_at FROM ${s}.jobs_history WHERE finished_at < $1
@@ -427,11 +497,17 @@ function claimMoving(s: string, due: string): string {
         AND l.ctid = ANY (ARRAY(SELECT ctid FROM due))
         AND l.tableoid = due.tableoid AND l.ctid = due.ctid
       RETURNING l.*
+    ), claimed AS (
+      INSERT INTO ${s}.jobs_claimed (${COLS}, lease_owner, lease_expires_at)
+      SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
+        trace_context, attempts + 1, max_attempts, expire_after_ms, version + 1, fence + 1,
+        last_error, last_result, created_at, $4::bigint, fired_at, $3::text,
+        $4::bigint + $6::bigint
+      FROM moved
+      RETURNING *
+    ), changed AS (
+      INSERT INTO ${s}.job_changes (${CHANGE_COLS})
+      SELECT tenant, id, 'claimed', 'claimed', due_at, attempts, NULL, $4::bigint FROM claimed
     )
-    INSERT INTO ${s}.jobs_claimed (${COLS}, lease_owner, lease_expires_at)
-    SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options, trace_context,
-      attempts + 1, max_attempts, expire_after_ms, version + 1, fence + 1, last_error,
-      last_result, created_at, $4::bigint, fired_at, $3::text, $4::bigint + $6::bigint
-    FROM moved
-    RETURNING ${AS_CLAIMED}`;
+    SELECT ${AS_CLAIMED} FROM claimed`;
 }

@@ -31,6 +31,17 @@ export function cancelJob(
   ctx.s.hotDelete.run({ seq: current.seq, dueAt: job.dueAt });
   const deltas = new CounterDeltas();
   deltas.move(job.tenant, "pending", "cancelled", job.bucket, job.bucket);
+  ctx.record(
+    {
+      tenant: job.tenant,
+      id: job.id,
+      kind: "cancelled",
+      status: "cancelled",
+      dueAt: job.dueAt,
+      attempts: job.attempts,
+    },
+    params.now,
+  );
   ctx.flush(deltas);
   return { outcome: "cancelled", job: reread(ctx, job.id) };
 }
@@ -83,7 +94,19 @@ export function moveJob(
   const deltas = new CounterDeltas();
   deltas.move(job.tenant, from, "pending", job.bucket, bucket);
   ctx.flush(deltas);
-  return { outcome: "rescheduled", job: reread(ctx, job.id) };
+  const moved = reread(ctx, job.id);
+  ctx.record(
+    {
+      tenant: job.tenant,
+      id: job.id,
+      kind: from === "pending" ? "rescheduled" : "retried",
+      status: "pending",
+      dueAt: moved.dueAt,
+      attempts: moved.attempts,
+    },
+    params.now,
+  );
+  return { outcome: "rescheduled", job: moved };
 }
 
 /** The job as it stands after a change made in this transaction. */

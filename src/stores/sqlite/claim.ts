@@ -45,6 +45,17 @@ export function claimDue(ctx: SqliteContext, params: ClaimParams, cursor: Tenant
   const jobs = rows.map((r) => {
     const job = rowToJob(asClaimed(r, lease));
     deltas.move(job.tenant, "pending", "claimed", job.bucket, job.bucket);
+    ctx.record(
+      {
+        tenant: job.tenant,
+        id: job.id,
+        kind: "claimed",
+        status: "claimed",
+        dueAt: job.dueAt,
+        attempts: job.attempts,
+      },
+      params.now,
+    );
     return job;
   });
   ctx.flush(deltas);

@@ -2,12 +2,12 @@ import type Database from "better-sqlite3";
 import { bucketOf } from "../../core/buckets.js";
 import { StorageFullError } from "../../core/errors.js";
 import type { Ballast } from "./ballast.js";
+import { ChangeBuffer, type ChangeRecord } from "./feed.js";
 import type { CounterDeltas } from "./rows.js";
 import { decodeRow, type JobTuple, type StoredJob } from "./rows.js";
-import type { SQL } from "./statements.js";
+import type { Statements } from "./statements.js";
 
-/** The prepared statements of a store, by name. */
-export type Statements = Record<keyof typeof SQL, Database.Statement>;
+export type { Statements } from "./statements.js";
 
 /**
  * What every SQLite operation needs: the connection, its statements, where jobs live (the
@@ -23,7 +23,19 @@ export class SqliteContext {
     /** The disk's emergency reserve (ballast.ts), or null (":memory:", or turned off). */
     readonly ballast: Ballast | null = null,
   ) {
-    this.tx = db.transaction((fn: () => unknown) => fn());
+    this.tx = db.transaction((fn: () => unknown) => {
+      const out = fn();
+      this.changes.flush(this.s);
+      return out;
+    });
+  }
+
+  /** The change feed rows of the write in progress (see feed.ts), inserted as it commits. */
+  private readonly changes = new ChangeBuffer();
+
+  /** Records a transition in the feed, in the write transaction that makes it. */
+  record(c: ChangeRecord, at: number): void {
+    this.changes.add(c, at);
   }
 
   /** The bucket a job due at `dueAt` lives in: computed here, never taken from a caller. */
@@ -58,6 +70,7 @@ export class SqliteContext {
     try {
       return this.tx.immediate(fn) as T;
     } catch (err) {
+      this.changes.clear();
       if (!isFull(err)) throw err;
       const freed = this.ballast?.release() ?? false;
       if (!freed || create) throw new StorageFullError(what, { cause: err });
@@ -65,6 +78,7 @@ export class SqliteContext {
     try {
       return this.tx.immediate(fn) as T;
     } catch (err) {
+      this.changes.clear();
       if (isFull(err)) throw new StorageFullError(what, { cause: err });
       throw err;
     }

@@ -64,6 +64,17 @@ export function insertJobs(
     deltas.pending(bucket, j.tenant, 1);
     deltas.status(j.tenant, "pending", 1);
     const job = newPendingJob(j, bucket, shard, now);
+    ctx.record(
+      {
+        tenant: j.tenant,
+        id: j.id,
+        kind: "scheduled",
+        status: "pending",
+        dueAt: j.dueAt,
+        attempts: 0,
+      },
+      now,
+    );
     if (j.key !== null) byKey.set(`${j.tenant}\u0000${j.key}`, job);
     results.push({ job, created: true });
   }

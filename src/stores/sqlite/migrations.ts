@@ -31,6 +31,7 @@
  *    transaction as each write, so the histogram of the future never counts rows;
  *    `status_counts` does the same per status.
  *  - `bucket_staging` records which buckets have been copied into `hot` (and how far).
+ *  - `changes` (version 5) is the change feed: a row per transition, in commit order.
  * Since version 4 a jobs row carries `trace_context`, the traceparent of the span that
  * scheduled it (NULL when no OpenTelemetry SDK recorded one).
  * Retention deletes a finished job's `finished` row and its `jobs` row together.
@@ -191,5 +192,22 @@ export const MIGRATIONS: readonly string[] = [
   // OpenTelemetry SDK), read with the job by the claim. Adding a nullable column writes no row.
   `
   ALTER TABLE jobs ADD COLUMN trace_context TEXT;
+  `,
+  // Version 5: the change feed (feed.ts). AUTOINCREMENT so a seq is never given twice, even
+  // after retention emptied the table (a reader's cursor must stay a position in it); rows
+  // append in commit order (one writer), and (tenant, seq) reads one tenant's part.
+  `
+  CREATE TABLE changes (
+    seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+    tenant   TEXT NOT NULL,
+    job_id   TEXT NOT NULL,
+    kind     TEXT NOT NULL,
+    status   TEXT NOT NULL,
+    due_at   INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
+    error    TEXT,
+    at       INTEGER NOT NULL
+  );
+  CREATE INDEX changes_tenant ON changes (tenant, seq);
   `,
 ];

@@ -1,4 +1,5 @@
 import type { LeaseExpiryResult, Settlement, StaleLeasesParams } from "../../store/store.js";
+import type { ChangeKind } from "../../core/change.js";
 import type { SqliteContext } from "./context.js";
 import { CounterDeltas } from "./rows.js";
 
@@ -37,6 +38,7 @@ export function settleJobs(
       // Nothing was attempted (never started, or infrastructure down): the attempt is given
       // back; an infrastructure release also moves the due time and records why.
       requeue(ctx, c, deltas, {
+        kind: st.retryAt === undefined ? "released" : "deferred",
         ...(st.retryAt === undefined ? {} : { dueAt: st.retryAt }),
         attempts: c.attempts - 1,
         error: st.error ?? c.last_error,
@@ -44,6 +46,7 @@ export function settleJobs(
       });
     } else if (st.outcome === "retry") {
       requeue(ctx, c, deltas, {
+        kind: "failed",
         dueAt: st.retryAt,
         attempts: c.attempts,
         error: st.error,
@@ -81,12 +84,25 @@ function settleSucceeded(
   const rows = ctx.s.settleSucceededMany.all({ now, batch: JSON.stringify(batch) }) as {
     id: string;
     tenant: string;
+    due_at: number;
+    attempts: number;
   }[];
   if (rows.length === 0) return applied;
   ctx.s.claimsDeleteMany.run(JSON.stringify(rows.map((r) => r.id)));
   for (const r of rows) {
     applied[index.get(r.id)!] = true;
     deltas.move(r.tenant, "claimed", "succeeded", 0, 0);
+    ctx.record(
+      {
+        tenant: r.tenant,
+        id: r.id,
+        kind: "succeeded",
+        status: "succeeded",
+        dueAt: r.due_at,
+        attempts: r.attempts,
+      },
+      now,
+    );
   }
   return applied;
 }
@@ -116,6 +132,18 @@ function finish(
     now,
   });
   deltas.move(c.tenant, "claimed", status, c.bucket, c.bucket);
+  ctx.record(
+    {
+      tenant: c.tenant,
+      id: c.id,
+      kind: status,
+      status,
+      dueAt: c.due_at,
+      attempts: c.attempts,
+      error: error ?? c.last_error,
+    },
+    now,
+  );
 }
 
 /**
@@ -128,6 +156,8 @@ function requeue(
   c: ClaimRow,
   deltas: CounterDeltas,
   next: {
+    /** What the feed calls this return to pending. */
+    kind: ChangeKind;
     dueAt?: number;
     attempts: number;
     error: string | null;
@@ -150,6 +180,18 @@ function requeue(
     now: next.now,
   });
   deltas.move(c.tenant, "claimed", "pending", c.bucket, bucket);
+  ctx.record(
+    {
+      tenant: c.tenant,
+      id: c.id,
+      kind: next.kind,
+      status: "pending",
+      dueAt,
+      attempts: next.attempts,
+      error: next.kind === "released" ? null : next.error,
+    },
+    next.now,
+  );
   ctx.placeInHot({ seq: c.seq, bucket, due_at: dueAt, tenant: c.tenant });
 }
 
@@ -175,7 +217,7 @@ export function expireLeases(ctx: SqliteContext, now: number, limit: number): Le
       finish(ctx, c, deltas, "dead", error, null, now);
       dead++;
     } else {
-      requeue(ctx, c, deltas, { attempts: c.attempts, error, now });
+      requeue(ctx, c, deltas, { kind: "requeued", attempts: c.attempts, error, now });
       requeued++;
     }
   }
@@ -200,7 +242,12 @@ export function releaseStale(ctx: SqliteContext, p: StaleLeasesParams): number {
   for (const e of stale) {
     const c = ctx.s.claimOf.get(e.id, e.fence) as ClaimRow | undefined;
     if (!c) continue;
-    requeue(ctx, c, deltas, { attempts: c.attempts - 1, error: c.last_error, now: p.now });
+    requeue(ctx, c, deltas, {
+      kind: "released",
+      attempts: c.attempts - 1,
+      error: c.last_error,
+      now: p.now,
+    });
     released++;
   }
   ctx.flush(deltas);

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import type Database from "better-sqlite3";
+import type { ChangePosition, ChangesPage } from "../../core/change.js";
 import type { Job, JobStatus, NewJob } from "../../core/job.js";
 import { JOB_STATUSES } from "../../core/job.js";
 import { InvalidOptionError, StorageFullError } from "../../core/errors.js";
@@ -20,6 +21,7 @@ import type {
 } from "../../store/store.js";
 import { Ballast, freeBytes } from "./ballast.js";
 import { cancelJob, moveJob } from "./changes.js";
+import { headCursor, purgeChanges, readChanges } from "./feed.js";
 import { claimDue, type TenantCursor } from "./claim.js";
 import { Checkpointer } from "./checkpointer.js";
 import { migrate, openDatabase } from "./connection.js";
@@ -302,6 +304,28 @@ export class SqliteStore implements Store {
     const out = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
     for (const r of rows) out[r.status] = r.n;
     return out;
+  }
+
+  /**
+   * See feed.ts: the head is read first and bounds the page; every change at or below a
+   * committed head is committed already, so no read transaction is needed.
+   */
+  async changesRead(params: {
+    tenant?: string;
+    after?: ChangePosition;
+    limit: number;
+  }): Promise<ChangesPage> {
+    return readChanges(this.s, params);
+  }
+
+  async changesHead(_params: { tenant?: string }): Promise<string> {
+    return headCursor(this.s);
+  }
+
+  async changesPurge(params: { before: number; limit: number }): Promise<number> {
+    return this.ctx.write("purging changes", () =>
+      purgeChanges(this.s, params.before, params.limit),
+    );
   }
 
   /**

@@ -7,6 +7,7 @@
  * finished). JOB_SELECT joins them back into one row in JOB_COLUMN_NAMES order, with the
  * aliases j, c and f; statements add their own WHERE clause.
  */
+import type Database from "better-sqlite3";
 import { JOB_COLUMN_NAMES } from "./rows.js";
 
 const JOB_EXPRESSIONS: Record<(typeof JOB_COLUMN_NAMES)[number], string> = {
@@ -60,6 +61,28 @@ const IS_PENDING = `NOT EXISTS (SELECT 1 FROM claims c2 WHERE c2.id = j.id)
 
 export const SQL = {
   metaGet: `SELECT value FROM meta WHERE name = ?`,
+
+  /**
+   * The change feed (feed.ts). One insert per transaction, its rows as a JSON array of
+   * [tenant, id, kind, status, due_at, attempts, error, at] arrays: they append at the end of
+   * the rowid B-tree and at the end of each tenant's run of changes_tenant.
+   */
+  changesInsert: `INSERT INTO changes (tenant, job_id, kind, status, due_at, attempts, error, at)
+    SELECT value ->> '$[0]', value ->> '$[1]', value ->> '$[2]', value ->> '$[3]',
+      value ->> '$[4]', value ->> '$[5]', value ->> '$[6]', value ->> '$[7]'
+    FROM json_each(?)`,
+  /** The highest seq ever given (AUTOINCREMENT's own record; 0 before the first change). */
+  changesHead: `SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'changes'), 0) AS seq`,
+  /** A page after a position, up to the head read before it (primary key range). */
+  changesAfter: `SELECT seq, tenant, job_id, kind, status, due_at, attempts, error, at
+    FROM changes WHERE seq > @after AND seq <= @upTo ORDER BY seq LIMIT @limit`,
+  /** One tenant's page (index changes_tenant). */
+  changesAfterTenant: `SELECT seq, tenant, job_id, kind, status, due_at, attempts, error, at
+    FROM changes WHERE tenant = @tenant AND seq > @after AND seq <= @upTo
+    ORDER BY seq LIMIT @limit`,
+  /** Retention's read of the oldest rows, in feed order. */
+  changesOldest: `SELECT seq, at FROM changes ORDER BY seq LIMIT ?`,
+  changesDeleteThrough: `DELETE FROM changes WHERE seq <= ?`,
   metaSet: `INSERT INTO meta (name, value) VALUES (?, ?)
     ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
 
@@ -208,7 +231,7 @@ export const SQL = {
             value ->> '$.t' AS fired_at
           FROM json_each(@batch)) AS s
       JOIN claims c ON c.id = s.id AND c.fence = s.fence
-    RETURNING id, tenant`,
+    RETURNING id, tenant, due_at, attempts`,
   claimsDeleteMany: `DELETE FROM claims WHERE id IN (SELECT value FROM json_each(?))`,
   /** An outcome row (dead, expired or cancelled) from values already checked. */
   finishedInsert: `INSERT INTO finished (seq, due_at, id, tenant, status, attempts, fence,
@@ -329,3 +352,6 @@ export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
   "listClaimed",
   "listFinished",
 ];
+
+/** The prepared statements of a store, by name. */
+export type Statements = Record<keyof typeof SQL, Database.Statement>;

@@ -1,0 +1,39 @@
+import { parseChangeCursor, type ChangesPage } from "../core/change.js";
+import { validateTenant } from "../core/schedule-input.js";
+import { requireInteger } from "../core/validate.js";
+import type { Store } from "../store/store.js";
+
+/** Most changes one page returns. */
+export const MAX_CHANGES_PAGE = 1000;
+/** Changes per page when no `limit` is given. */
+export const DEFAULT_CHANGES_PAGE = 100;
+
+/** What `Scheduler.changes` takes. */
+export interface ChangesQuery {
+  /** Only this tenant's changes; all tenants when absent (a service passes the caller's). */
+  readonly tenant?: string;
+  /** A cursor from an earlier page's `next` or a change's `cursor`; from the oldest kept when absent. */
+  readonly after?: string;
+  /** Most changes to return, 1 to 1000. Default 100. */
+  readonly limit?: number;
+}
+
+/**
+ * One page of the durable change feed, checked once for every surface (library, HTTP
+ * `?after=&limit=`, the SSE stream's `Last-Event-ID`): a bad cursor or limit is an
+ * InvalidJobError naming the field; a cursor older than what retention kept is a
+ * ChangeCursorExpiredError saying where to start again.
+ */
+export async function readChangesPage(store: Store, q: ChangesQuery): Promise<ChangesPage> {
+  const tenant = q.tenant === undefined ? undefined : validateTenant(q.tenant);
+  const limit =
+    q.limit === undefined
+      ? DEFAULT_CHANGES_PAGE
+      : requireInteger(q.limit, "limit", 1, MAX_CHANGES_PAGE);
+  const after = q.after === undefined ? undefined : parseChangeCursor(q.after, "after");
+  return store.changesRead({
+    ...(tenant === undefined ? {} : { tenant }),
+    ...(after === undefined ? {} : { after }),
+    limit,
+  });
+}
