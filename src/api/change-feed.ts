@@ -1,4 +1,4 @@
-import { parseChangeCursor, type ChangesPage } from "../core/change.js";
+import { parseChangeCursor, type ChangesPage, type StoredChange } from "../core/change.js";
 import { validateTenant } from "../core/schedule-input.js";
 import { requireInteger } from "../core/validate.js";
 import type { Store } from "../store/store.js";
@@ -36,4 +36,29 @@ export async function readChangesPage(store: Store, q: ChangesQuery): Promise<Ch
     ...(after === undefined ? {} : { after }),
     limit,
   });
+}
+
+/** A change as the HTTP API and the event stream show it: ISO times, no tenant (the caller's). */
+export interface ChangeView {
+  readonly cursor: string;
+  readonly kind: StoredChange["kind"];
+  readonly id: string;
+  readonly status: StoredChange["status"];
+  readonly dueAt: string;
+  readonly attempts: number;
+  readonly error: string | null;
+  readonly at: string;
+}
+
+export function changeView(c: StoredChange): ChangeView {
+  return {
+    cursor: c.cursor,
+    kind: c.kind,
+    id: c.id,
+    status: c.status,
+    dueAt: new Date(c.dueAt).toISOString(),
+    attempts: c.attempts,
+    error: c.error,
+    at: new Date(c.at).toISOString(),
+  };
 }

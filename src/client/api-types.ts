@@ -106,6 +106,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/changes": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The tenant's change feed: every transition of its jobs, from every node, oldest first */
+    get: operations["listChanges"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/mcp": {
     parameters: {
       query?: never;
@@ -518,6 +535,49 @@ export interface components {
     JobPage: {
       jobs: components["schemas"]["Job"][];
       nextCursor: string | null;
+    };
+    /** @description One transition of one job, as the change feed recorded it */
+    Change: {
+      /** @description Pass as `after` to read what came next (opaque) */
+      cursor: string;
+      /** @enum {string} */
+      kind:
+        | "scheduled"
+        | "claimed"
+        | "succeeded"
+        | "failed"
+        | "deferred"
+        | "released"
+        | "requeued"
+        | "dead"
+        | "expired"
+        | "cancelled"
+        | "rescheduled"
+        | "retried"
+        | "replaced";
+      id: string;
+      /**
+       * @description The job's state after the change
+       * @enum {string}
+       */
+      status: "pending" | "claimed" | "succeeded" | "dead" | "cancelled" | "expired";
+      /**
+       * Format: date-time
+       * @description Its due time after the change
+       */
+      dueAt: string;
+      attempts: number;
+      error: string | null;
+      /**
+       * Format: date-time
+       * @description When the change was made
+       */
+      at: string;
+    };
+    ChangePage: {
+      changes: components["schemas"]["Change"][];
+      /** @description The cursor to read on from (also when empty) */
+      next: string;
     };
     Error: {
       code: string;
@@ -1140,6 +1200,68 @@ export interface operations {
       };
       /** @description Missing, malformed or revoked API key */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  listChanges: {
+    parameters: {
+      query?: {
+        /** @description A cursor (a change's `cursor` or a page's `next`); from the oldest kept when absent */
+        after?: string;
+        /** @description Most changes to return */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of changes */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ChangePage"];
+        };
+      };
+      /** @description Invalid cursor or limit */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Changes after the cursor were removed by retention (`oldest` says where to resume) */
+      410: {
         headers: {
           [name: string]: unknown;
         };
@@ -2030,6 +2152,7 @@ export const OPERATIONS = {
   rescheduleJob: { method: "POST", path: "/v1/jobs/{id}/reschedule" },
   cancelJob: { method: "POST", path: "/v1/jobs/{id}/cancel" },
   getStats: { method: "GET", path: "/v1/stats" },
+  listChanges: { method: "GET", path: "/v1/changes" },
   mcpStream: { method: "GET", path: "/mcp" },
   mcp: { method: "POST", path: "/mcp" },
   mcpEndSession: { method: "DELETE", path: "/mcp" },

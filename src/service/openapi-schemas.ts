@@ -1,3 +1,4 @@
+import { CHANGE_KINDS } from "../core/change.js";
 import { JOB_STATUSES } from "../core/job.js";
 
 /**
@@ -178,6 +179,33 @@ export const SCHEMAS: Record<string, unknown> = {
     properties: {
       jobs: { type: "array", items: ref("Job") },
       nextCursor: { type: ["string", "null"] },
+    },
+  },
+  Change: {
+    type: "object",
+    description: "One transition of one job, as the change feed recorded it",
+    required: ["cursor", "kind", "id", "status", "dueAt", "attempts", "error", "at"],
+    properties: {
+      cursor: { type: "string", description: "Pass as `after` to read what came next (opaque)" },
+      kind: { type: "string", enum: [...CHANGE_KINDS] },
+      id: { type: "string" },
+      status: {
+        type: "string",
+        enum: [...JOB_STATUSES],
+        description: "The job's state after the change",
+      },
+      dueAt: { type: "string", format: "date-time", description: "Its due time after the change" },
+      attempts: { type: "integer" },
+      error: { type: ["string", "null"] },
+      at: { type: "string", format: "date-time", description: "When the change was made" },
+    },
+  },
+  ChangePage: {
+    type: "object",
+    required: ["changes", "next"],
+    properties: {
+      changes: { type: "array", items: ref("Change") },
+      next: { type: "string", description: "The cursor to read on from (also when empty)" },
     },
   },
   Error: {

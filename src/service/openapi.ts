@@ -222,6 +222,36 @@ export function openApiDocument(version: string): Record<string, unknown> {
           },
         },
       },
+      "/v1/changes": {
+        get: {
+          operationId: "listChanges",
+          summary:
+            "The tenant's change feed: every transition of its jobs, from every node, oldest first",
+          parameters: [
+            {
+              name: "after",
+              in: "query",
+              description:
+                "A cursor (a change's `cursor` or a page's `next`); from the oldest kept when absent",
+              schema: { type: "string", pattern: "^(\\d{1,19}\\.)?\\d{1,19}$" },
+            },
+            {
+              name: "limit",
+              in: "query",
+              description: "Most changes to return",
+              schema: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
+            },
+          ],
+          responses: {
+            "200": { description: "A page of changes", content: json(ref("ChangePage")) },
+            "400": errorResponse("Invalid cursor or limit"),
+            "410": errorResponse(
+              "Changes after the cursor were removed by retention (`oldest` says where to resume)",
+            ),
+            ...authErrors,
+          },
+        },
+      },
       "/mcp": {
         post: {
           operationId: "mcp",

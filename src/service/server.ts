@@ -28,6 +28,7 @@ import { healthRoutes } from "./routes/health.js";
 import { jobRoutes } from "./routes/jobs.js";
 import { mcpRoutes, type McpHttpHandler } from "./routes/mcp.js";
 import { statsRoutes } from "./routes/stats.js";
+import { changesRoutes } from "./routes/changes.js";
 import type { StorageHealth } from "./storage-health.js";
 
 /** Options of the HTTP server (the fastify app; `startService` wires the rest). */
@@ -179,6 +180,7 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
       batchBodyLimit: o.batchBodyLimit ?? 16 * 1024 * 1024,
     });
     statsRoutes(v1, o.scheduler);
+    changesRoutes(v1, o.scheduler);
   });
   // At the root, outside the scope of the bearer hook: the page loads without a key.
   await dashboardRoutes(app, {
