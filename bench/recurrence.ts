@@ -49,37 +49,27 @@ function rruleBaseline(rrule: string): () => (after: number) => number {
   };
 }
 
+const cron = (name: string, expr: string): Case => ({
+  name: `cron ${expr} (${name})`,
+  rule: { cron: expr },
+  baseline: cronBaseline(expr),
+});
+const rrule = (name: string, text: string): Case => ({
+  name: `RRULE ${name}`,
+  rule: { rrule: text },
+  baseline: rruleBaseline(text),
+});
+
 const CASES: readonly Case[] = [
-  {
-    name: "cron 0 9 * * 1-5 (weekdays)",
-    rule: { cron: "0 9 * * 1-5" },
-    baseline: cronBaseline("0 9 * * 1-5"),
-  },
-  {
-    name: "cron */5 * * * * (every 5 min)",
-    rule: { cron: "*/5 * * * *" },
-    baseline: cronBaseline("*/5 * * * *"),
-  },
-  {
-    name: "cron 0 18 L * * (last day)",
-    rule: { cron: "0 18 L * *" },
-    baseline: cronBaseline("0 18 L * *"),
-  },
-  {
-    name: "cron 0 9 * * FRI#2 (croner path)",
-    rule: { cron: "0 9 * * FRI#2" },
-    baseline: cronBaseline("0 9 * * FRI#2"),
-  },
-  {
-    name: "RRULE weekly MO,WE 09:00",
-    rule: { rrule: "FREQ=WEEKLY;BYDAY=MO,WE;BYHOUR=9;BYMINUTE=0;BYSECOND=0" },
-    baseline: rruleBaseline("FREQ=WEEKLY;BYDAY=MO,WE;BYHOUR=9;BYMINUTE=0;BYSECOND=0"),
-  },
-  {
-    name: "RRULE every 2 weeks MO 17:30 (library path)",
-    rule: { rrule: "FREQ=WEEKLY;INTERVAL=2;BYDAY=MO;BYHOUR=17;BYMINUTE=30;BYSECOND=0" },
-    baseline: rruleBaseline("FREQ=WEEKLY;INTERVAL=2;BYDAY=MO;BYHOUR=17;BYMINUTE=30;BYSECOND=0"),
-  },
+  cron("weekdays", "0 9 * * 1-5"),
+  cron("every 5 min", "*/5 * * * *"),
+  cron("last day", "0 18 L * *"),
+  cron("croner path", "0 9 * * FRI#2"),
+  rrule("weekly MO,WE 09:00", "FREQ=WEEKLY;BYDAY=MO,WE;BYHOUR=9;BYMINUTE=0;BYSECOND=0"),
+  rrule(
+    "every 2 weeks MO 17:30 (library path)",
+    "FREQ=WEEKLY;INTERVAL=2;BYDAY=MO;BYHOUR=17;BYMINUTE=30;BYSECOND=0",
+  ),
 ];
 
 /** CPU microseconds this process has used: under load, wall time counts other processes too. */

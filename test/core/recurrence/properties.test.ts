@@ -81,6 +81,15 @@ function wallOf(nominal: string): WallTime {
   return { year, month, day, hour, minute, second, millisecond: 0 };
 }
 
+/** The rule compiled, or null for a random expression that never matches (day 31 in February). */
+function compiledOrNull(cron: string, timeZone: string, gap: GapPolicy, overlap: OverlapPolicy) {
+  try {
+    return compileRecurrence({ rule: { cron }, timeZone, gap, overlap });
+  } catch {
+    return null;
+  }
+}
+
 describe("occurrence properties (fast-check)", () => {
   it("ordered, unique, each at its rule's wall time or a documented gap shift", () => {
     fc.assert(
@@ -90,12 +99,8 @@ describe("occurrence properties (fast-check)", () => {
         fc.constantFrom<GapPolicy>("shift", "skip"),
         fc.constantFrom<OverlapPolicy>("first", "both"),
         (cron, [timeZone, from], gap, overlap) => {
-          let r;
-          try {
-            r = compileRecurrence({ rule: { cron }, timeZone, gap, overlap });
-          } catch {
-            return; // a random expression that never matches (e.g. day 31 in February only)
-          }
+          const r = compiledOrNull(cron, timeZone, gap, overlap);
+          if (r === null) return;
           const matcher = new Cron(cron, { utcOffset: 0 });
           const got = r.preview(from, 30);
           const keys = new Set<string>();
@@ -131,12 +136,8 @@ describe("occurrence properties (fast-check)", () => {
         fc.constantFrom(...PLACES),
         fc.constantFrom<OverlapPolicy>("first", "both"),
         (cron, [timeZone, from], overlap) => {
-          let r;
-          try {
-            r = compileRecurrence({ rule: { cron }, timeZone, overlap, gap: "skip" });
-          } catch {
-            return;
-          }
+          const r = compiledOrNull(cron, timeZone, "skip", overlap);
+          if (r === null) return;
           const matcher = new Cron(cron, { utcOffset: 0 });
           const until = from + 26 * 3_600_000;
           // every instant (whole minutes) in 26 hours whose wall reading the rule names;
@@ -168,12 +169,8 @@ describe("occurrence properties (fast-check)", () => {
         fc.constantFrom<GapPolicy>("shift", "skip"),
         fc.constantFrom<OverlapPolicy>("first", "both"),
         (cron, [timeZone, from], gap, overlap) => {
-          let r;
-          try {
-            r = compileRecurrence({ rule: { cron }, timeZone, overlap, gap });
-          } catch {
-            return;
-          }
+          const r = compiledOrNull(cron, timeZone, gap, overlap);
+          if (r === null) return;
           const matcher = new Cron(cron, { utcOffset: 0 });
           const until = from + 26 * 3_600_000;
           // the model: map every wall minute from 3 hours before the window's wall times to 3
