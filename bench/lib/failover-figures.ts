@@ -43,8 +43,11 @@ export interface FailoverFigures {
     /** Claimed on the standby: in flight when the primary died. */
     claimedAtKill: number;
     /**
-     * Pending on the standby yet delivered before the promotion (so claimed from the dead
-     * primary, by then or from a node's timing wheel): their claim died with the primary.
+     * Pending on the standby, and delivered before the promotion (claimed from the dead
+     * primary: no claim could be made between) or every time with the same attempt number
+     * (claimed again from the same count: the first claim was not on the standby): the claim
+     * died with the primary while a node held the job. Only asynchronous replication loses
+     * a claim.
      */
     claimLost: number;
     /** Anything else: a duplicate of a job that was not in flight. */
@@ -135,7 +138,11 @@ function duplicatesOf(r: FailoverRecord): FailoverFigures["duplicates"] {
     const [firstOne, ...repeats] = all;
     if (repeats.some((a) => a.attempt > firstOne!.attempt)) out.laterAttempt++;
     if (r.atKill.claimed.has(id)) out.claimedAtKill++;
-    else if (r.atKill.live.has(id) && firstOne!.at < r.promotedAt) out.claimLost++;
+    else if (
+      r.atKill.live.has(id) &&
+      (firstOne!.at < r.promotedAt || repeats.every((a) => a.attempt === firstOne!.attempt))
+    )
+      out.claimLost++;
     else out.other++;
   }
   return out;
@@ -159,6 +166,9 @@ export function failoverChecks(f: FailoverFigures, synchronous: boolean): Check[
   const checks: Check[] = [
     { what: "no delivery before its due time", held: f.early === 0 },
     { what: "duplicates only of jobs in flight at the kill", held: f.duplicates.other === 0 },
+    ...(synchronous
+      ? [{ what: "no claim lost with the primary", held: f.duplicates.claimLost === 0 }]
+      : []),
     {
       what: `every shard delivering again within ${RESUME_GOAL_MS / 1000} s of the promotion`,
       held: f.allShardsResumedMs < RESUME_GOAL_MS,

@@ -1,7 +1,8 @@
 /**
- * Creates that keep arriving during a chaos run: writers POST one webhook job at a time to
- * `duetime serve` nodes (round robin) at a steady pace, each due a few seconds after its
- * create, and record what was acknowledged (201) and when. A refused or failed request
+ * Creates that keep arriving during a chaos run: writers POST batches of webhook jobs
+ * (`/v1/jobs/batch`, one request at a time each) to `duetime serve` nodes (round robin) at a
+ * steady pace, each job due a few seconds after its create, and record what was
+ * acknowledged (201) and when. A refused or failed request
  * (the database away, a timeout) is counted and not retried: only acknowledged jobs count.
  */
 import { sleepUntil } from "../chaos-common.js";
@@ -22,6 +23,8 @@ export interface HttpCreatesOptions {
   readonly target: string;
   /** Writers running at once (one request each at a time). */
   readonly writers: number;
+  /** Jobs per request. */
+  readonly batch: number;
   /** Each writer's pace: one create per this many ms (fewer when a request takes longer). */
   readonly everyMs: number;
   /** A job is due this many ms after its create, plus up to `leadMs` more at random. */
@@ -32,7 +35,7 @@ export interface HttpCreatesOptions {
 
 export class HttpCreates {
   readonly acked: AckedCreate[] = [];
-  /** Requests answered with something else than 201, or not answered. */
+  /** Jobs of requests answered with something else than 201, or not answered. */
   failed = 0;
   private stopped = false;
   private readonly running: Promise<void>[];
@@ -62,25 +65,29 @@ export class HttpCreates {
 
   private async createOne(node: string, dueAt: number, n: number): Promise<void> {
     try {
-      const res = await fetch(`${node}/v1/jobs`, {
+      const jobs = Array.from({ length: this.o.batch }, (_, i) => ({
+        dueAt: new Date(dueAt).toISOString(),
+        target: this.o.target,
+        payload: { http: n, i },
+      }));
+      const res = await fetch(`${node}/v1/jobs/batch`, {
         method: "POST",
         headers: { authorization: `Bearer ${this.o.apiKey}`, "content-type": "application/json" },
-        body: JSON.stringify({
-          dueAt: new Date(dueAt).toISOString(),
-          target: this.o.target,
-          payload: { http: n },
-        }),
+        body: JSON.stringify({ jobs }),
         signal: AbortSignal.timeout(5000),
       });
-      const answer = (await res.json()) as { job?: { id?: string } };
-      const id = answer.job?.id;
-      if (res.status === 201 && typeof id === "string") {
-        this.acked.push({ id, dueAt, ackedAt: Date.now() });
+      const answer = (await res.json()) as { jobs?: { job?: { id?: string } }[] };
+      const ids = (answer.jobs ?? []).flatMap((j) =>
+        typeof j.job?.id === "string" ? [j.job.id] : [],
+      );
+      if (res.status === 201 && ids.length === this.o.batch) {
+        const ackedAt = Date.now();
+        for (const id of ids) this.acked.push({ id, dueAt, ackedAt });
       } else {
-        this.failed++;
+        this.failed += this.o.batch;
       }
     } catch {
-      this.failed++;
+      this.failed += this.o.batch;
     }
   }
 }
