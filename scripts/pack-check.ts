@@ -1,14 +1,22 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { measureStartup, startupTable } from "./cli-startup.js";
 
 /**
  * The package as a user gets it (run by .ci/run after the tests): `npm pack`, install the
  * tarball into a scratch project, import every entry, run the README's library example
  * from the installed package and `npx duetime --version`, then print the tarball's size
- * beside the installed CLI's start-up time (median of 7, with bare `node` in the same run as
- * the baseline). Exits non-zero on the first failure.
+ * beside the installed CLI's start-up time and peak RSS (scripts/cli-startup.ts: medians of
+ * alternating rounds, bare `node` in the same rounds as the baseline). Exits non-zero on the
+ * first failure.
+ *
+ * The tarball is installed with --ignore-scripts, so better-sqlite3 is not compiled from
+ * source again (about 3 minutes in CI): its native binary is copied from this project's own
+ * node_modules, which the same Node built for the same better-sqlite3 version (checked; a
+ * different version is rebuilt instead). Every step after that loads it for real: the README
+ * example opens a SQLite file through the installed package.
  */
 const ROOT = join(import.meta.dirname, "..");
 const ENTRIES = ["duetime", "duetime/client", "duetime/webhooks", "duetime/mcp"];
@@ -36,16 +44,6 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): string {
   return r.stdout;
 }
 
-function medianMs(cmd: string, args: string[], runs = 7): number {
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = process.hrtime.bigint();
-    run(cmd, args);
-    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
-  return times.sort((a, b) => a - b)[Math.floor(runs / 2)]!;
-}
-
 /** The README's first TypeScript block (the library example, examples/quickstart.ts). */
 function readmeExample(): string {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
@@ -53,6 +51,25 @@ function readmeExample(): string {
   const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(at));
   if (at < 0 || !block) throw new Error("README.md has no library example");
   return block[1]!;
+}
+
+/**
+ * Copies better-sqlite3's build directory from this project into the scratch install when
+ * both have the same version (the same Node on the same machine built it); otherwise runs its
+ * install script there after all.
+ */
+function reuseNativeBinary(): string {
+  const versionOf = (dir: string): string =>
+    (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string }).version;
+  const ours = join(ROOT, "node_modules/better-sqlite3");
+  const theirs = join(scratch, "node_modules/better-sqlite3");
+  const binary = "build/Release/better_sqlite3.node";
+  if (versionOf(ours) === versionOf(theirs) && existsSync(join(ours, binary))) {
+    cpSync(join(ours, "build"), join(theirs, "build"), { recursive: true });
+    return `copied ${binary} of better-sqlite3 ${versionOf(ours)} from the project`;
+  }
+  run("npm", ["rebuild", "better-sqlite3"]);
+  return `better-sqlite3 ${versionOf(theirs)} differs from the project's ${versionOf(ours)}: rebuilt`;
 }
 
 try {
@@ -75,10 +92,18 @@ try {
       allowScripts: { "better-sqlite3": true },
     }),
   );
-  step("npm install <tarball>", () => {
-    run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", `./${packed.filename}`]);
+  step("npm install --ignore-scripts <tarball>", () => {
+    run("npm", [
+      "install",
+      "--ignore-scripts",
+      "--no-audit",
+      "--no-fund",
+      "--prefer-offline",
+      `./${packed.filename}`,
+    ]);
     return "";
   });
+  step("better-sqlite3's native binary", reuseNativeBinary);
   step("import every entry", () => {
     const code = `for (const e of ${JSON.stringify(ENTRIES)}) { const m = await import(e); if (Object.keys(m).length === 0) throw new Error(e + " exports nothing"); console.log(e + ": " + Object.keys(m).length + " exports"); }`;
     return run(process.execPath, ["--input-type=module", "-e", code]).trim().replace(/\n/g, ", ");
@@ -97,20 +122,13 @@ try {
     return out;
   });
   const cli = join(scratch, "node_modules/duetime/dist/cli/main.js");
-  const bare = medianMs(process.execPath, ["-e", "0"]);
-  const start = medianMs(process.execPath, [cli, "--version"]);
-  const help = medianMs(process.execPath, [cli, "--help"]);
   const kb = (n: number): string => `${(n / 1024).toFixed(1)} kB`;
-  console.log("\n| package                      | value                                   |");
-  console.log("| ---------------------------- | --------------------------------------- |");
   console.log(
-    `| tarball (npm pack)           | ${kb(packed.size)}, ${packed.entryCount} files, ${kb(packed.unpackedSize)} unpacked |`,
+    `\ntarball (npm pack): ${kb(packed.size)}, ${packed.entryCount} files, ${kb(packed.unpackedSize)} unpacked\n`,
   );
+  console.log(startupTable(measureStartup([cli], 7, scratch)));
   console.log(
-    `| CLI start-up: duetime --version | ${start.toFixed(0)} ms (bare node: ${bare.toFixed(0)} ms) |`,
-  );
-  console.log(
-    `| CLI start-up: duetime --help | ${help.toFixed(0)} ms (bare node: ${bare.toFixed(0)} ms) |`,
+    `\nCLI start-up: 7 alternating rounds, load average (1 min) ${loadavg()[0]!.toFixed(1)}`,
   );
 } finally {
   rmSync(scratch, { recursive: true, force: true });

@@ -1,13 +1,6 @@
-import {
-  context,
-  isSpanContextValid,
-  propagation,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Span,
-  type SpanContext,
-} from "@opentelemetry/api";
+import type * as OtelApi from "@opentelemetry/api";
+import type { Span, SpanContext } from "@opentelemetry/api";
+import { createRequire } from "node:module";
 import type { Job, NewJob } from "../core/job.js";
 
 /**
@@ -19,7 +12,22 @@ import type { Job, NewJob } from "../core/job.js";
  * the request that scheduled it. Attribute names follow the messaging semantic conventions
  * where they fit.
  */
-const tracer = trace.getTracer("duetime");
+
+/**
+ * The API and duetime's tracer, loaded on first use. Synchronous (require of the package's
+ * CommonJS build, the same module an ESM `import` of it resolves to, so the application's
+ * registered SDK is seen), and not at import: a CLI command that schedules nothing
+ * (`duetime --version`, `--help`) never loads it (docs/benchmarks.md, CLI start-up).
+ */
+let loaded: { readonly api: typeof OtelApi; readonly tracer: OtelApi.Tracer } | null = null;
+
+function otel(): { readonly api: typeof OtelApi; readonly tracer: OtelApi.Tracer } {
+  if (loaded === null) {
+    const api = createRequire(import.meta.url)("@opentelemetry/api") as typeof OtelApi;
+    loaded = { api, tracer: api.trace.getTracer("duetime") };
+  }
+  return loaded;
+}
 
 // Off only for the benchmark's same-run baseline (bench/tracing-overhead.ts).
 let enabled = true;
@@ -30,10 +38,12 @@ export function setTracingDisabled(disabled: boolean): void {
 }
 
 /** Runs `fn` inside a `schedule` span counting `count` jobs; errors are recorded on it. */
-export async function inScheduleSpan<T>(count: number, fn: () => Promise<T>): Promise<T> {
+export function inScheduleSpan<T>(count: number, fn: () => Promise<T>): Promise<T> {
   if (!enabled) return fn();
-  const span = tracer.startSpan("schedule", { kind: SpanKind.PRODUCER });
-  // Without an SDK the span records nothing: no attributes, no context switch.
+  const { api, tracer } = otel();
+  const span = tracer.startSpan("schedule", { kind: api.SpanKind.PRODUCER });
+  // Without an SDK the span records nothing: no attributes, no context switch, no promise
+  // of its own around the call.
   if (!span.isRecording()) return fn();
   span.setAttributes({
     "messaging.system": "duetime",
@@ -41,8 +51,12 @@ export async function inScheduleSpan<T>(count: number, fn: () => Promise<T>): Pr
     "messaging.operation.name": "schedule",
     "messaging.batch.message_count": count,
   });
+  return inSpan(api, span, fn);
+}
+
+async function inSpan<T>(api: typeof OtelApi, span: Span, fn: () => Promise<T>): Promise<T> {
   try {
-    return await context.with(trace.setSpan(context.active(), span), fn);
+    return await api.context.with(api.trace.setSpan(api.context.active(), span), fn);
   } catch (err) {
     failed(span, err);
     throw err;
@@ -57,7 +71,7 @@ export async function inScheduleSpan<T>(count: number, fn: () => Promise<T>): Pr
  */
 export function withTraceContext(jobs: NewJob[]): NewJob[] {
   if (!enabled) return jobs;
-  const span = trace.getActiveSpan();
+  const span = otel().api.trace.getActiveSpan();
   if (span === undefined || !span.isRecording()) return jobs;
   const traceparent = formatTraceparent(span.spanContext());
   if (jobs.length === 1) span.setAttribute("messaging.message.id", jobs[0]!.id);
@@ -74,13 +88,14 @@ export interface AttemptTrace {
 /** Starts the span of one attempt of `job`, linked to the span that scheduled it. */
 export function startAttemptSpan(job: Job, latenessMs: number): AttemptTrace | null {
   if (!enabled) return null;
+  const { api, tracer } = otel();
   // A root: the attempt belongs to no request of its own, only to the job's link.
-  const span = tracer.startSpan("fire", { kind: SpanKind.CONSUMER, root: true });
+  const span = tracer.startSpan("fire", { kind: api.SpanKind.CONSUMER, root: true });
   // Without an SDK the span records nothing: no name, link or attributes built.
   if (!span.isRecording()) return null;
   const destination = job.target.startsWith("http") ? safeOrigin(job.target) : job.target;
   span.updateName(`fire ${destination}`);
-  const stored = parseTraceparent(job.traceContext);
+  const stored = parseTraceparent(api, job.traceContext);
   if (stored) span.addLink({ context: stored });
   span.setAttributes({
     "messaging.system": "duetime",
@@ -93,8 +108,8 @@ export function startAttemptSpan(job: Job, latenessMs: number): AttemptTrace | n
     "duetime.max_attempts": job.maxAttempts,
     "duetime.lateness_ms": latenessMs,
   });
-  const active = trace.setSpan(context.active(), span);
-  return { span, run: (fn) => context.with(active, fn) };
+  const active = api.trace.setSpan(api.context.active(), span);
+  return { span, run: (fn) => api.context.with(active, fn) };
 }
 
 /** Ends an attempt's span with its outcome; a failure records the error and the retry time. */
@@ -108,19 +123,21 @@ export function endAttemptSpan(
   t.span.setAttribute("duetime.outcome", outcome);
   if (extra.retryAt !== undefined) t.span.setAttribute("duetime.retry_at", extra.retryAt);
   if (err !== null && err !== undefined) failed(t.span, err);
-  else t.span.setStatus({ code: SpanStatusCode.OK });
+  else t.span.setStatus({ code: otel().api.SpanStatusCode.OK });
   t.span.end();
 }
 
 /** W3C trace context headers (`traceparent`, `tracestate`) of the active span, added to `headers`. */
 export function injectTraceHeaders(headers: Record<string, string>): void {
-  if (enabled) propagation.inject(context.active(), headers);
+  if (!enabled) return;
+  const { api } = otel();
+  api.propagation.inject(api.context.active(), headers);
 }
 
 function failed(span: Span, err: unknown): void {
   const error = err instanceof Error ? err : new Error(String(err));
   span.recordException(error);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+  span.setStatus({ code: otel().api.SpanStatusCode.ERROR, message: error.message });
 }
 
 /** `00-<trace id>-<span id>-<flags>` (W3C Trace Context, version 00). */
@@ -130,7 +147,7 @@ function formatTraceparent(sc: SpanContext): string {
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
-function parseTraceparent(value: string | null): SpanContext | null {
+function parseTraceparent(api: typeof OtelApi, value: string | null): SpanContext | null {
   if (value === null) return null;
   const m = TRACEPARENT.exec(value);
   if (!m) return null;
@@ -140,7 +157,7 @@ function parseTraceparent(value: string | null): SpanContext | null {
     traceFlags: parseInt(m[3]!, 16),
     isRemote: true,
   };
-  return isSpanContextValid(sc) ? sc : null;
+  return api.isSpanContextValid(sc) ? sc : null;
 }
 
 /** A URL target's origin (no path or query, which may carry tokens), or "webhook". */

@@ -48,3 +48,12 @@ export function startNode(args: string[], cwd: string, env: NodeJS.ProcessEnv): 
     },
   };
 }
+
+/** The environment for a CLI child: this one's, without the DUETIME_* settings a developer's shell may carry. */
+export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const e: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  delete e.DUETIME_URL;
+  delete e.DUETIME_KEY;
+  delete e.DUETIME_DB;
+  return e;
+}

@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../support/temp-dir.js";
-import { startNode, type Watched } from "./processes.js";
+import { cliEnv, startNode, type Watched } from "./processes.js";
 
 /**
  * The receivers in examples/webhooks, each run as a user runs it (tsx, importing the built
@@ -16,13 +16,6 @@ const CLI = join(ROOT, "dist/cli/main.js");
 const run = promisify(execFile);
 const dir = tempDir("duetime-receivers-");
 const db = join(dir.path, "jobs.db");
-const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
-  const e: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  delete e.DUETIME_URL;
-  delete e.DUETIME_KEY;
-  delete e.DUETIME_DB;
-  return e;
-};
 
 let serve: Watched;
 let api = "";
@@ -33,7 +26,7 @@ beforeAll(async () => {
   const created = await run(
     process.execPath,
     [CLI, "keys", "create", "--tenant", "acme", "--db", db, "--json"],
-    { env: env() },
+    { env: cliEnv() },
   );
   ({ key, signingSecret: secret } = JSON.parse(created.stdout) as {
     key: string;
@@ -42,7 +35,7 @@ beforeAll(async () => {
   serve = startNode(
     [CLI, "serve", "--db", db, "--port", "0", "--allow-private-targets", "--log-level", "warn"],
     ROOT,
-    env(),
+    cliEnv(),
   );
   api = (await serve.waitFor(/listening on (http:\/\/\S+)/))[1]!;
 }, 60_000);
@@ -78,7 +71,7 @@ describe("webhook receiver examples", () => {
       const receiver = startNode(
         ["--import", "tsx", ...args],
         ROOT,
-        env({ PORT: "0", DUETIME_WEBHOOK_SECRET: secret }),
+        cliEnv({ PORT: "0", DUETIME_WEBHOOK_SECRET: secret }),
       );
       try {
         const target = (await receiver.waitFor(/listening on (http:\/\/\S+)/))[1]!;
