@@ -8,6 +8,7 @@
  * load average is below 1.5 (at most BENCH_QUIET_WAIT_S seconds, default 600).
  */
 import { catchUp } from "./catch-up.js";
+import { changeFeed } from "./change-feed.js";
 import { removeAllData } from "./lib/data.js";
 import { runNamed, type BenchResult } from "./lib/report.js";
 import { load1, machineFacts, waitForQuiet } from "./lib/machine.js";
@@ -27,6 +28,7 @@ const BENCHMARKS: Readonly<Record<string, (s: Sizes) => Promise<BenchResult>>> =
   "catch-up": catchUp,
   "memory-idle": memoryIdle,
   "tracing-overhead": tracingOverhead,
+  "change-feed": changeFeed,
 };
 
 async function main(): Promise<number> {
