@@ -14,6 +14,16 @@ export type {
   ClockStats,
   SchedulerEvents,
   JobChange,
+  MisfirePolicy,
+  Occurrence,
+  PreviewInput,
+  RecurringInput,
+  Schedule,
+  ScheduleChangeOptions,
+  ScheduleInfo,
+  ScheduleRecurringResult,
+  ScheduleState,
+  SchedulesPage,
 } from "./api/scheduler.js";
 export type { ListQuery } from "./api/list-query.js";
 export type { LatenessSummary } from "./api/lateness.js";
@@ -55,6 +65,7 @@ export {
   JobNotFoundError,
   JobNotPendingError,
   QuotaExceededError,
+  ScheduleNotFoundError,
   SettingMismatchError,
   StorageFullError,
   OutcomesNotRecordedError,

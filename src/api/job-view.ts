@@ -26,6 +26,10 @@ export interface JobView {
   updatedAt: string;
   firedAt: string | null;
   finishedAt: string | null;
+  /** The recurring series this job is an occurrence of, or null. */
+  scheduleId: string | null;
+  /** The occurrence's nominal wall time in the series' zone (Job.nominal), or null. */
+  nominal: string | null;
 }
 
 export function jobView(job: Job): JobView {
@@ -50,6 +54,8 @@ export function jobView(job: Job): JobView {
     updatedAt: iso(job.updatedAt),
     firedAt: job.firedAt === null ? null : iso(job.firedAt),
     finishedAt: job.finishedAt === null ? null : iso(job.finishedAt),
+    scheduleId: job.scheduleId,
+    nominal: job.nominal,
   };
 }
 

@@ -29,6 +29,17 @@ import { LatenessRecorder } from "./lateness.js";
 import { ActivityRecorder } from "./activity.js";
 import { HandlerRegistry } from "./handler-registry.js";
 import { OutcomeEvents } from "./outcome-events.js";
+import {
+  SeriesOperations,
+  type PreviewInput,
+  type RecurringInput,
+  type ScheduleChangeOptions,
+  type ScheduleInfo,
+  type ScheduleRecurringResult,
+  type SchedulesPage,
+} from "./series.js";
+import type { Occurrence } from "../core/recurrence/index.js";
+import type { ScheduleState } from "../core/series.js";
 import type { SchedulerEvents } from "./scheduler-events.js";
 import type {
   DueTime,
@@ -46,6 +57,18 @@ import type { ChangesPage } from "../core/change.js";
 export type { JobChange, SchedulerEvents } from "./scheduler-events.js";
 export type { ChangesQuery } from "./change-feed.js";
 export type { ChangesPage, ChangeKind, StoredChange } from "../core/change.js";
+export type {
+  MisfirePolicy,
+  PreviewInput,
+  RecurringInput,
+  Schedule,
+  ScheduleChangeOptions,
+  ScheduleInfo,
+  ScheduleRecurringResult,
+  ScheduleState,
+  SchedulesPage,
+} from "./series.js";
+export type { Occurrence } from "../core/recurrence/index.js";
 export type { BucketCount, CancelResult, RescheduleResult } from "../store/store.js";
 export type {
   ClockStats,
@@ -75,6 +98,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly activity = new ActivityRecorder();
   private readonly engine: Engine;
   private readonly events: OutcomeEvents;
+  private readonly series: SeriesOperations;
 
   constructor(options: SchedulerOptions) {
     super();
@@ -98,6 +122,74 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       onOutcome: (outcome) => this.events.report(outcome),
       onClockJump: (jump) => this.emit("clockJump", jump),
     });
+    this.series = new SeriesOperations(
+      this.store,
+      this.clock,
+      () => this.scheduleContext({}),
+      this.newId,
+      (dueAt) => this.engine.wakeFor(dueAt),
+    );
+  }
+
+  /**
+   * Creates a recurring series ({ cron | rrule, timeZone, target, payload, ... }): only its
+   * next occurrence exists as a job; each claim of one writes the next (docs/recurring.md).
+   * With a `key` held by a stored series of the tenant, that series comes back, created false.
+   */
+  scheduleRecurring(input: RecurringInput): Promise<ScheduleRecurringResult> {
+    return this.series.create(input);
+  }
+
+  /** One series, or null. With `tenant`, another tenant's series is null too. */
+  getSchedule(id: string, opts: { tenant?: string } = {}): Promise<ScheduleInfo | null> {
+    return this.series.get(id, opts);
+  }
+
+  /** A page of series in creation order, by tenant and state. */
+  listSchedules(
+    query: { tenant?: string; state?: ScheduleState; cursor?: string; limit?: number } = {},
+  ): Promise<SchedulesPage> {
+    return this.series.list(query);
+  }
+
+  /**
+   * Changes a series' rule or template (the fields of scheduleRecurring but tenant and key;
+   * null clears start, end or count); its pending occurrence is replaced in the same write.
+   */
+  updateSchedule(
+    id: string,
+    changes: Partial<RecurringInput>,
+    opts: ScheduleChangeOptions = {},
+  ): Promise<ScheduleInfo> {
+    return this.series.update(id, changes, opts);
+  }
+
+  /** Pauses a series: its pending occurrence is cancelled. */
+  pauseSchedule(id: string, opts: ScheduleChangeOptions = {}): Promise<ScheduleInfo> {
+    return this.series.pause(id, opts);
+  }
+
+  /** Resumes a paused series from its first occurrence after now. */
+  resumeSchedule(id: string, opts: ScheduleChangeOptions = {}): Promise<ScheduleInfo> {
+    return this.series.resume(id, opts);
+  }
+
+  /** Skips a series' pending occurrence (cancelled; the one after it is written). */
+  skipNextOccurrence(id: string, opts: ScheduleChangeOptions = {}): Promise<ScheduleInfo> {
+    return this.series.skipNext(id, opts);
+  }
+
+  /** Deletes a series; its pending occurrence is cancelled. Resolves to the series as it was. */
+  deleteSchedule(id: string, opts: ScheduleChangeOptions = {}): Promise<ScheduleInfo> {
+    return this.series.delete(id, opts);
+  }
+
+  /**
+   * The next `count` occurrences after `from` (default now) of a stored series
+   * (`scheduleId`) or of a rule and zone not yet stored ({ cron | rrule, timeZone }).
+   */
+  previewOccurrences(input: PreviewInput): Promise<Occurrence[]> {
+    return this.series.preview(input);
   }
 
   /** Registers the handler for jobs whose target is `name`. */

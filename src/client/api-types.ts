@@ -508,6 +508,10 @@ export interface components {
       firedAt: string | null;
       /** Format: date-time */
       finishedAt: string | null;
+      /** @description The recurring series this job is an occurrence of, or null */
+      scheduleId: string | null;
+      /** @description The occurrence's nominal wall time in the series' zone (ISO without offset, '#2' for the second instant of a repeated hour), or null */
+      nominal: string | null;
     };
     JobEnvelope: {
       job: components["schemas"]["Job"];

@@ -99,6 +99,14 @@ export class JobNotFoundError extends DuetimeError {
   }
 }
 
+/** No recurring series with this id (for this tenant). */
+export class ScheduleNotFoundError extends DuetimeError {
+  override readonly name = "ScheduleNotFoundError";
+  constructor(readonly id: string) {
+    super(`schedule ${id} not found`);
+  }
+}
+
 /** The job changed since the version the caller read (optimistic concurrency). */
 export class VersionConflictError extends DuetimeError {
   override readonly name = "VersionConflictError";

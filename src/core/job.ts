@@ -207,6 +207,15 @@ export interface Job {
    * span links to it.
    */
   readonly traceContext: string | null;
+  /** The recurring series this job is an occurrence of (src/core/series.ts), or null. */
+  readonly scheduleId: string | null;
+  /**
+   * The occurrence's nominal time as the series' rule names it, or null for a one-shot job:
+   * its wall time in the series' zone, ISO without offset ("2026-03-29T02:30:00"), with "#2"
+   * for the second instant of a wall time the clocks show twice. Unique per series: with
+   * `scheduleId`, the occurrence's key.
+   */
+  readonly nominal: string | null;
 }
 
 /**
@@ -228,6 +237,10 @@ export interface NewJob {
   readonly expireAfterMs: number | null;
   /** The scheduling span's W3C `traceparent` (set by the Scheduler, see Job); absent: null. */
   readonly traceContext?: string | null;
+  /** The series this job is an occurrence of; absent or null for a one-shot job. */
+  readonly scheduleId?: string | null;
+  /** The occurrence's nominal time (with `scheduleId`), as Job.nominal. */
+  readonly nominal?: string | null;
 }
 
 /**
@@ -261,5 +274,7 @@ export function newPendingJob(j: NewJob, bucket: number, shard: number, now: num
     firedAt: null,
     finishedAt: null,
     traceContext: j.traceContext ?? null,
+    scheduleId: j.scheduleId ?? null,
+    nominal: j.nominal ?? null,
   };
 }

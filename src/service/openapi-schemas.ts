@@ -111,6 +111,8 @@ export const SCHEMAS: Record<string, unknown> = {
       "updatedAt",
       "firedAt",
       "finishedAt",
+      "scheduleId",
+      "nominal",
     ],
     properties: {
       id: { type: "string" },
@@ -134,6 +136,15 @@ export const SCHEMAS: Record<string, unknown> = {
       updatedAt: { type: "string", format: "date-time" },
       firedAt: { type: ["string", "null"], format: "date-time" },
       finishedAt: { type: ["string", "null"], format: "date-time" },
+      scheduleId: {
+        type: ["string", "null"],
+        description: "The recurring series this job is an occurrence of, or null",
+      },
+      nominal: {
+        type: ["string", "null"],
+        description:
+          "The occurrence's nominal wall time in the series' zone (ISO without offset, '#2' for the second instant of a repeated hour), or null",
+      },
     },
   },
   JobEnvelope: { type: "object", required: ["job"], properties: { job: ref("Job") } },

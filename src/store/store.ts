@@ -3,6 +3,7 @@ import type { Job, JobStatus, JsonValue, NewJob } from "../core/job.js";
 import type { Clock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
 import type { LoopGroup } from "../core/loop.js";
+import type { Schedule, ScheduleState } from "../core/series.js";
 
 /**
  * The store contract: scheduler operations, not SQL. Every store (SQLite, PostgreSQL)
@@ -63,7 +64,9 @@ export interface Store {
   /**
    * Claims up to `limit` pending jobs due at or before `dueBefore`, oldest first: a
    * conditional change from pending to claimed that sets the lease (`owner`, `now + leaseMs`)
-   * and bumps the fencing token and attempts. Jobs are returned in due order.
+   * and bumps the fencing token and attempts. Jobs are returned in due order. A claimed job
+   * that is its series' pending occurrence advances the series in the same transaction
+   * (advanceSeries: the next occurrence's job is inserted and the series record updated).
    */
   jobsClaimDue(params: ClaimParams): Promise<Job[]>;
 
@@ -120,6 +123,37 @@ export interface Store {
   /** Jobs per status. */
   jobsCountByStatus(params: { tenant?: string }): Promise<Record<JobStatus, number>>;
 
+  /**
+   * Stores a series and its first occurrence's job in one transaction. A series of the same
+   * tenant holding `schedule.key` is not stored: it comes back with `created: false`.
+   */
+  schedulesInsert(params: {
+    schedule: Schedule;
+    job: NewJob | null;
+    now: number;
+  }): Promise<{ schedule: Schedule; created: boolean }>;
+
+  /** One series by id, or null. With `tenant`, a series of another tenant is null too. */
+  scheduleGet(params: { id: string; tenant?: string }): Promise<Schedule | null>;
+
+  /** The series holding an idempotency key, or null. */
+  scheduleGetByKey(params: { tenant: string; key: string }): Promise<Schedule | null>;
+
+  /** Series in id order (creation order) after `afterId`, filtered by tenant and state. */
+  schedulesList(params: SchedulesListParams): Promise<Schedule[]>;
+
+  /**
+   * Replaces a series' record and its pending occurrence in one transaction: the job its
+   * stored record names (`nextJobId`) is cancelled if still pending and `job` (if any) is
+   * inserted. Applies only while the stored record is at `expectedVersion` (when given) and
+   * still names `expectedNextJobId` as its pending occurrence (a claim may have advanced it
+   * since the caller read it: `moved`, read again and recompute).
+   */
+  scheduleReplace(params: ScheduleReplaceParams): Promise<ScheduleChangeResult>;
+
+  /** Deletes a series, cancelling its pending occurrence, in one transaction. */
+  scheduleDelete(params: ScheduleDeleteParams): Promise<ScheduleChangeResult>;
+
   /** Deletes finished jobs that finished before `before`, at most `limit` per call. */
   historyPurge(params: { before: number; limit: number }): Promise<number>;
 
@@ -175,6 +209,39 @@ export interface Store {
    */
   onEarlierDue?(listener: (dueAt: number) => void, loop?: EarlierDueLoop): () => void;
 }
+
+export interface SchedulesListParams {
+  readonly tenant?: string;
+  readonly state?: ScheduleState;
+  /** Start strictly after this id. */
+  readonly afterId?: string;
+  readonly limit: number;
+}
+
+export interface ScheduleReplaceParams {
+  readonly id: string;
+  readonly tenant?: string;
+  readonly expectedVersion?: number;
+  /** The pending occurrence the caller saw (null: none). */
+  readonly expectedNextJobId: string | null;
+  /** The whole new record (its `nextJobId` is `job`'s id, or null). */
+  readonly schedule: Schedule;
+  /** The new pending occurrence, or null (paused, ended). */
+  readonly job: NewJob | null;
+  readonly now: number;
+}
+
+export interface ScheduleDeleteParams {
+  readonly id: string;
+  readonly tenant?: string;
+  readonly expectedVersion?: number;
+  readonly now: number;
+}
+
+export type ScheduleChangeResult =
+  | { readonly outcome: "changed" | "deleted"; readonly schedule: Schedule }
+  | { readonly outcome: "version-conflict" | "moved"; readonly schedule: Schedule }
+  | { readonly outcome: "not-found" };
 
 /** The engine's clock and logger, for a store's listening loop (see onEarlierDue). */
 export interface EarlierDueLoop {

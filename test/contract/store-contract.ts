@@ -6,6 +6,7 @@ import type { Store } from "../../src/store/store.js";
 import { describeCapabilityContract } from "./capability-contract.js";
 import { describeFeedContract } from "./feed-contract.js";
 import { describePlacementContract } from "./placement-contract.js";
+import { describeSeriesContract } from "./series-contract.js";
 import { describeTenantContract } from "./tenant-contract.js";
 import { describeTraceContract } from "./trace-contract.js";
 
@@ -755,4 +756,5 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
   describeCapabilityContract(name, makeStore);
   describeTraceContract(name, makeStore);
   describeFeedContract(name, makeStore);
+  describeSeriesContract(name, makeStore);
 }

@@ -16,7 +16,7 @@ describe("postgres migrations and settings", () => {
     const versions = await stores[0]!.connection.query<{ version: number }>(
       `SELECT version FROM "${schema}".migrations ORDER BY version`,
     );
-    expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5]);
+    expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6]);
     await stores[0]!.migrate(); // idempotent
     expect(stores.every((s) => s.bucketWidthMs === 86_400_000 && s.shardCount === 64)).toBe(true);
     await Promise.all(stores.map((s) => s.close()));
@@ -51,7 +51,7 @@ describe("postgres migrations and settings", () => {
       const versions = await store.connection.query<{ version: number }>(
         `SELECT version FROM "${schema}".migrations ORDER BY version`,
       );
-      expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5]);
+      expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6]);
       const claimed = await store.jobsClaimDue({
         now: T0 + 10,
         dueBefore: T0 + 10,

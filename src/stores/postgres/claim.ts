@@ -2,7 +2,7 @@ import type pg from "pg";
 import { bucketOf } from "../../core/buckets.js";
 import type { Job } from "../../core/job.js";
 import { BatchShare, claimNeedsShare, rotateTenants, type ClaimParams } from "../../store/store.js";
-import { withRetry } from "./connection.js";
+import { inTransaction, withRetry } from "./connection.js";
 import { byDue, rowToJob, type JobRow } from "./rows.js";
 import type { Statements } from "./statements.js";
 
@@ -12,6 +12,8 @@ export interface ClaimsDeps {
   readonly bucketWidthMs: number;
   /** The store's error mapping (a full disk becomes StorageFullError; context added). */
   readonly run: <T>(what: string, fn: () => Promise<T>) => Promise<T>;
+  /** Advances the series of claimed occurrences, in the claim's transaction (series.ts). */
+  readonly advance: (client: pg.ClientBase, jobs: readonly Job[], now: number) => Promise<void>;
 }
 
 /**
@@ -19,7 +21,8 @@ export interface ClaimsDeps {
  * (due_at, id) (claimDue). When tenants must take turns (claimNeedsShare), the batch is
  * shared out among the tenants with work in the due buckets (BatchShare), one statement per
  * round with every tenant's part in it (claimTenantsDue: a range read of each tenant's due
- * prefix). The rotation cursor (the last tenant served) is this node's own.
+ * prefix). The rotation cursor (the last tenant served) is this node's own. The claim and
+ * the advance of the series its occurrences belong to are one transaction.
  */
 export class Claims {
   private cursor = "";
@@ -28,21 +31,37 @@ export class Claims {
 
   async claim(params: ClaimParams): Promise<Job[]> {
     if (params.limit <= 0 || (params.shards !== undefined && params.shards.length === 0)) return [];
+    const tenants = claimNeedsShare(params) ? await this.dueTenants(params) : null;
+    return this.d.run("claiming due jobs", () =>
+      withRetry(() =>
+        inTransaction(this.d.pool, async (c) => {
+          const jobs = await this.claimIn(c, params, tenants);
+          await this.d.advance(c, jobs, params.now);
+          return jobs;
+        }),
+      ),
+    );
+  }
+
+  private async claimIn(
+    c: pg.ClientBase,
+    params: ClaimParams,
+    tenants: string[] | null,
+  ): Promise<Job[]> {
     const shards = params.shards === undefined ? null : [...params.shards];
     const lease = [params.owner, params.now, shards, params.leaseMs];
-    if (!claimNeedsShare(params)) {
-      const rows = await this.query("claiming due jobs", this.d.sql.claimDue, [
+    if (tenants === null) {
+      const { rows } = await c.query<JobRow>(this.d.sql.claimDue, [
         params.dueBefore,
         params.limit,
         ...lease,
       ]);
       return rows.map(rowToJob).sort(byDue);
     }
-    const tenants = await this.dueTenants(params);
     const share = new BatchShare(tenants, params.limit, params.tenantShare!);
     const jobs: Job[] = [];
     for (let asks = share.next(); asks.length > 0; asks = share.next()) {
-      const rows = await this.query("claiming due jobs per tenant", this.d.sql.claimTenantsDue, [
+      const { rows } = await c.query<JobRow>(this.d.sql.claimTenantsDue, [
         params.dueBefore,
         asks.map((a) => a.tenant),
         ...lease,
@@ -78,12 +97,5 @@ export class Claims {
         ? await read("", params.limit - first.length)
         : null;
     return rotateTenants(first, cursor, params.limit, () => second);
-  }
-
-  private async query(what: string, sql: string, args: unknown[]): Promise<JobRow[]> {
-    const { rows } = await this.d.run(what, () =>
-      withRetry(() => this.d.pool.query<JobRow>(sql, args)),
-    );
-    return rows;
   }
 }

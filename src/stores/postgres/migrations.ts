@@ -206,6 +206,50 @@ export function migrations(schema: string): readonly string[] {
     );
     CREATE INDEX job_changes_tenant ON ${s}.job_changes (tenant, tx, seq);
     `,
+    // Version 6: recurring series (src/core/series.ts). Occurrences are plain jobs carrying
+    // schedule_id and nominal in every job table (a transition copies them along); the
+    // series row names its one pending occurrence (next_job_id) and is locked (FOR UPDATE)
+    // by whatever changes it, a claim included, so two writers never advance it twice.
+    `
+    ALTER TABLE ${s}.jobs_live ADD COLUMN schedule_id text, ADD COLUMN nominal text;
+    ALTER TABLE ${s}.jobs_claimed ADD COLUMN schedule_id text, ADD COLUMN nominal text;
+    ALTER TABLE ${s}.jobs_history ADD COLUMN schedule_id text, ADD COLUMN nominal text;
+    CREATE TABLE ${s}.schedules (
+      id                   text    PRIMARY KEY,
+      tenant               text    NOT NULL,
+      key                  text,
+      rule_kind            text    NOT NULL,
+      rule                 text    NOT NULL,
+      time_zone            text    NOT NULL,
+      gap                  text    NOT NULL,
+      overlap              text    NOT NULL,
+      misfire              text    NOT NULL,
+      misfire_limit        integer NOT NULL,
+      misfire_tolerance_ms bigint  NOT NULL,
+      start_at             bigint,
+      end_at               bigint,
+      max_count            integer,
+      target               text    NOT NULL,
+      payload              text    NOT NULL,
+      target_options       text,
+      max_attempts         integer NOT NULL,
+      expire_after_ms      bigint,
+      state                text    NOT NULL,
+      version              integer NOT NULL,
+      next_job_id          text,
+      next_at              bigint,
+      next_nominal         text,
+      fired_count          integer NOT NULL,
+      missed_count         integer NOT NULL,
+      last_misfire_at      bigint,
+      catch_up_fired       integer NOT NULL,
+      last_job_id          text,
+      created_at           bigint  NOT NULL,
+      updated_at           bigint  NOT NULL
+    );
+    CREATE UNIQUE INDEX schedules_key ON ${s}.schedules (tenant, key) WHERE key IS NOT NULL;
+    CREATE INDEX schedules_tenant ON ${s}.schedules (tenant, id);
+    `,
   ];
 }
 

@@ -1,8 +1,10 @@
 import type pg from "pg";
 import { bucketOf } from "../../core/buckets.js";
 import { ChangeCursorExpiredError, InvalidJobError, StorageFullError } from "../../core/errors.js";
-import { shardOf } from "../../core/ids.js";
 import type { ChangePosition, ChangesPage } from "../../core/change.js";
+import { createIdGenerator, shardOf } from "../../core/ids.js";
+import type { Schedule } from "../../core/series.js";
+import { rowToSchedule, type ScheduleRow } from "../../store/schedule-row.js";
 import type { Job, JobStatus, NewJob } from "../../core/job.js";
 import { JOB_STATUSES, newPendingJob } from "../../core/job.js";
 import type {
@@ -10,6 +12,10 @@ import type {
   CancelResult,
   ClaimParams,
   InsertResult,
+  ScheduleChangeResult,
+  ScheduleDeleteParams,
+  ScheduleReplaceParams,
+  SchedulesListParams,
   JobsListParams,
   LeaseExpiryResult,
   NextDue,
@@ -43,6 +49,15 @@ import { Partitions } from "./partitions.js";
 import { startPostgresNode } from "./node.js";
 import { insertArrays, placeJobs, rowToJob, type JobRow } from "./rows.js";
 import { statements, type Statements } from "./statements.js";
+import {
+  advanceClaimed,
+  deleteSchedule,
+  insertSchedule,
+  listSchedules,
+  replaceSchedule,
+  seriesStatements,
+  type SeriesDeps,
+} from "./series.js";
 
 /**
  * The production store: PostgreSQL through a node-postgres pool. Pending jobs live in
@@ -77,6 +92,10 @@ export class PostgresStore implements Store {
   private readonly sql: Statements;
   private readonly notifier: DueNotifier;
   private readonly claims: Claims;
+  private readonly series: SeriesDeps;
+  /** Ids of the occurrences a claim writes, made at the claim's `now`. */
+  private idNow = 0;
+  private readonly newId = createIdGenerator(() => this.idNow);
   private closed = false;
 
   private constructor(
@@ -90,11 +109,22 @@ export class PostgresStore implements Store {
     this.historyWidthMs = settings.historyWidthMs;
     this.shardCount = settings.shardCount;
     this.sql = statements(o.schema);
+    this.series = {
+      sql: this.sql,
+      series: seriesStatements(o.schema),
+      bucketWidthMs: this.bucketWidthMs,
+      shardCount: this.shardCount,
+    };
     this.claims = new Claims({
       pool,
       sql: this.sql,
       bucketWidthMs: this.bucketWidthMs,
       run: (what, fn) => this.run(what, fn),
+      advance: (client, jobs, now) =>
+        advanceClaimed(client, this.series, jobs, now, () => {
+          this.idNow = now;
+          return this.newId();
+        }),
     });
     this.partitions = new Partitions(
       pool,
@@ -488,6 +518,63 @@ export class PostgresStore implements Store {
   async changesPurge(params: { before: number; limit: number }): Promise<number> {
     return this.run("purging changes", () =>
       withRetry(() => purgeChanges(this.pool, this.sql, params.before, params.limit)),
+    );
+  }
+
+  async schedulesInsert(params: {
+    schedule: Schedule;
+    job: NewJob | null;
+    now: number;
+  }): Promise<{ schedule: Schedule; created: boolean }> {
+    await this.ensureLive(
+      params.job ? [bucketOf(params.job.dueAt, this.bucketWidthMs)] : [],
+      params.now,
+    );
+    const r = await this.run("inserting a schedule", () =>
+      withRetry(() => inTransaction(this.pool, (c) => insertSchedule(c, this.series, params))),
+    );
+    if (r.created && params.job) await this.notifyEarlier(params.job.dueAt, params.now);
+    return r;
+  }
+
+  async scheduleGet(params: { id: string; tenant?: string }): Promise<Schedule | null> {
+    const { rows } = await this.run("reading a schedule", () =>
+      this.pool.query<ScheduleRow>(this.series.series.byId, [params.id]),
+    );
+    const row = rows[0];
+    if (!row || (params.tenant !== undefined && row.tenant !== params.tenant)) return null;
+    return rowToSchedule(row);
+  }
+
+  async scheduleGetByKey(params: { tenant: string; key: string }): Promise<Schedule | null> {
+    const { rows } = await this.run("reading a schedule by key", () =>
+      this.pool.query<ScheduleRow>(this.series.series.byKey, [params.tenant, params.key]),
+    );
+    return rows[0] ? rowToSchedule(rows[0]) : null;
+  }
+
+  async schedulesList(params: SchedulesListParams): Promise<Schedule[]> {
+    return this.run("listing schedules", () => listSchedules(this.pool, this.series, params));
+  }
+
+  async scheduleReplace(params: ScheduleReplaceParams): Promise<ScheduleChangeResult> {
+    await this.ensureLive(
+      params.job ? [bucketOf(params.job.dueAt, this.bucketWidthMs)] : [],
+      params.now,
+    );
+    await this.ensureHistory(params.now);
+    const r = await this.run("changing a schedule", () =>
+      withRetry(() => inTransaction(this.pool, (c) => replaceSchedule(c, this.series, params))),
+    );
+    if (r.outcome === "changed" && params.job)
+      await this.notifyEarlier(params.job.dueAt, params.now);
+    return r;
+  }
+
+  async scheduleDelete(params: ScheduleDeleteParams): Promise<ScheduleChangeResult> {
+    await this.ensureHistory(params.now);
+    return this.run("deleting a schedule", () =>
+      withRetry(() => inTransaction(this.pool, (c) => deleteSchedule(c, this.series, params))),
     );
   }
 

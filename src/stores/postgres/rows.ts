@@ -28,6 +28,8 @@ export interface JobRow {
   lease_owner: string | null;
   lease_expires_at: number | null;
   finished_at: number | null;
+  schedule_id: string | null;
+  nominal: string | null;
 }
 
 export function rowToJob(r: JobRow): Job {
@@ -57,6 +59,8 @@ export function rowToJob(r: JobRow): Job {
     firedAt: r.fired_at,
     finishedAt: r.finished_at,
     traceContext: r.trace_context,
+    scheduleId: r.schedule_id,
+    nominal: r.nominal,
   };
 }
 
@@ -108,6 +112,8 @@ export function insertArrays(
   const traceContext = new Array<string | null>(n);
   const maxAttempts = new Array<number>(n);
   const expireAfter = new Array<number | null>(n);
+  const scheduleId = new Array<string | null>(n);
+  const nominal = new Array<string | null>(n);
   for (let i = 0; i < n; i++) {
     const at = indexes === undefined ? i : indexes[i]!;
     const j = jobs[at]!;
@@ -123,6 +129,8 @@ export function insertArrays(
     traceContext[i] = j.traceContext ?? null;
     maxAttempts[i] = j.maxAttempts;
     expireAfter[i] = j.expireAfterMs;
+    scheduleId[i] = j.scheduleId ?? null;
+    nominal[i] = j.nominal ?? null;
   }
   return [
     shard,
@@ -138,6 +146,8 @@ export function insertArrays(
     maxAttempts,
     expireAfter,
     now,
+    scheduleId,
+    nominal,
   ];
 }
 

@@ -10,10 +10,10 @@
  * each table holds one kind of row and its indexes need no status predicate.
  */
 
-/** Columns every job table has (trace_context, added by migration 4, is last in the tables). */
+/** Columns every job table has (trace_context, schedule_id and nominal were added later). */
 const COLS = `shard, id, tenant, key, due_at, bucket, payload, target, target_options,
   trace_context, attempts, max_attempts, expire_after_ms, version, fence, last_error,
-  last_result, created_at, updated_at, fired_at`;
+  last_result, created_at, updated_at, fired_at, schedule_id, nominal`;
 
 /** A row of any table as a full job row (rows.ts turns it into a Job). */
 const AS_PENDING = `${COLS}, 'pending'::text AS status, NULL::text AS lease_owner,
@@ -47,14 +47,15 @@ export function statements(schema: string) {
     liveInsert: `WITH ins AS (
         INSERT INTO ${s}.jobs_live (shard, id, tenant, key, due_at, bucket, payload,
           target, target_options, trace_context, max_attempts, expire_after_ms, created_at,
-          updated_at)
+          updated_at, schedule_id, nominal)
         SELECT u.shard, u.id, u.tenant, u.key, u.due_at, u.bucket, u.payload, u.target,
           u.target_options, u.trace_context, u.max_attempts, u.expire_after_ms, $13::bigint,
-          $13::bigint
+          $13::bigint, u.schedule_id, u.nominal
         FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
-          $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], $12::bigint[])
+          $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], $12::bigint[],
+          $14::text[], $15::text[])
           AS u(shard, id, tenant, key, due_at, bucket, payload, target, target_options,
-            trace_context, max_attempts, expire_after_ms)
+            trace_context, max_attempts, expire_after_ms, schedule_id, nominal)
         RETURNING tenant, id, due_at
       )
       INSERT INTO ${s}.job_changes (${CHANGE_COLS})
@@ -162,7 +163,7 @@ export function statements(schema: string) {
           attempts, max_attempts, expire_after_ms, version + 1, fence,
           COALESCE(st_error, last_error),
           CASE WHEN outcome = 'succeeded' THEN st_result ELSE NULL END,
-          created_at, $10::bigint, COALESCE(st_fired_at, fired_at), outcome, $10::bigint
+          created_at, $10::bigint, COALESCE(st_fired_at, fired_at), schedule_id, nominal, outcome, $10::bigint
         FROM done WHERE outcome NOT IN ('retry', 'release')
       ), released AS (
         INSERT INTO ${s}.jobs_live (${COLS})
@@ -170,14 +171,14 @@ export function statements(schema: string) {
           COALESCE(retry_bucket, bucket), payload, target, target_options, trace_context,
             attempts - 1,
           max_attempts, expire_after_ms, version + 1, fence, COALESCE(st_error, last_error),
-          last_result, created_at, $10::bigint, fired_at
+          last_result, created_at, $10::bigint, fired_at, schedule_id, nominal
         FROM done WHERE outcome = 'release'
       ), retried AS (
         INSERT INTO ${s}.jobs_live (${COLS})
         SELECT shard, id, tenant, key, retry_at, retry_bucket,
           payload, target, target_options, trace_context,
           attempts, max_attempts, expire_after_ms, version + 1, fence, st_error, last_result,
-          created_at, $10::bigint, st_fired_at
+          created_at, $10::bigint, st_fired_at, schedule_id, nominal
         FROM done WHERE outcome = 'retry'
       ), changed AS (
         INSERT INTO ${s}.job_changes (${CHANGE_COLS})
@@ -203,7 +204,7 @@ export function statements(schema: string) {
         INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
         SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
           trace_context, attempts, max_attempts, expire_after_ms, version + 1, fence, last_error,
-          last_result, created_at, $4::bigint, fired_at, 'cancelled', $4::bigint
+          last_result, created_at, $4::bigint, fired_at, schedule_id, nominal, 'cancelled', $4::bigint
         FROM del
         RETURNING *
       ), changed AS (
@@ -221,7 +222,7 @@ export function statements(schema: string) {
         INSERT INTO ${s}.jobs_live (${COLS})
         SELECT shard, id, tenant, key, $5::bigint, $6::bigint, payload, target, target_options,
           trace_context, attempts, max_attempts, expire_after_ms, version + 1, fence, last_error,
-          last_result, created_at, $7::bigint, fired_at
+          last_result, created_at, $7::bigint, fired_at, schedule_id, nominal
         FROM del
         RETURNING *
       ), changed AS (
@@ -240,7 +241,7 @@ export function statements(schema: string) {
         SELECT shard, id, tenant, key, $5::bigint, $6::bigint,
           payload, target, target_options, trace_context,
           0, max_attempts, expire_after_ms, version + 1, fence, last_error, last_result, created_at,
-          $7::bigint, fired_at
+          $7::bigint, fired_at, schedule_id, nominal
         FROM del
         RETURNING *
       ), changed AS (
@@ -280,7 +281,7 @@ export function statements(schema: string) {
         SELECT shard, id, tenant, key, due_at, bucket,
           payload, target, target_options, trace_context,
           attempts,
-          max_attempts, expire_after_ms, version + 1, fence, $3::text, NULL, created_at, $1::bigint, fired_at,
+          max_attempts, expire_after_ms, version + 1, fence, $3::text, NULL, created_at, $1::bigint, fired_at, schedule_id, nominal,
           'dead', $1::bigint
         FROM del WHERE attempts >= max_attempts
         RETURNING 1
@@ -290,7 +291,7 @@ export function statements(schema: string) {
           payload, target, target_options, trace_context,
           attempts,
           max_attempts, expire_after_ms, version + 1, fence, $3::text, last_result, created_at, $1::bigint,
-          fired_at
+          fired_at, schedule_id, nominal
         FROM del WHERE attempts < max_attempts
         RETURNING due_at
       ), changed AS (
@@ -329,7 +330,7 @@ export function statements(schema: string) {
         SELECT shard, id, tenant, key, due_at, bucket,
           payload, target, target_options, trace_context,
           attempts - 1, max_attempts, expire_after_ms, version + 1, fence, last_error,
-          last_result, created_at, $5::bigint, fired_at
+          last_result, created_at, $5::bigint, fired_at, schedule_id, nominal
         FROM del
         RETURNING due_at
       ), changed AS (
@@ -501,7 +502,7 @@ function claimMoving(s: string, due: string): string {
       INSERT INTO ${s}.jobs_claimed (${COLS}, lease_owner, lease_expires_at)
       SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
         trace_context, attempts + 1, max_attempts, expire_after_ms, version + 1, fence + 1,
-        last_error, last_result, created_at, $4::bigint, fired_at, $3::text,
+        last_error, last_result, created_at, $4::bigint, fired_at, schedule_id, nominal, $3::text,
         $4::bigint + $6::bigint
       FROM moved
       RETURNING *

@@ -2,6 +2,7 @@ import type { Job } from "../../core/job.js";
 import { bucketOf } from "../../core/buckets.js";
 import { BatchShare, claimNeedsShare, rotateTenants, type ClaimParams } from "../../store/store.js";
 import type { SqliteContext } from "./context.js";
+import { advanceClaimed } from "./series.js";
 import { asClaimed, CounterDeltas, rowSeq, rowToJob, type JobTuple } from "./rows.js";
 
 /** A hot-index entry as read: [due_at, seq]. */
@@ -59,6 +60,7 @@ export function claimDue(ctx: SqliteContext, params: ClaimParams, cursor: Tenant
     return job;
   });
   ctx.flush(deltas);
+  advanceClaimed(ctx, jobs, params.now, () => ctx.newId(params.now));
   return jobs.sort(byDue);
 }
 

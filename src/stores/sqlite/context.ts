@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { bucketOf } from "../../core/buckets.js";
 import { StorageFullError } from "../../core/errors.js";
+import { createIdGenerator } from "../../core/ids.js";
 import type { Ballast } from "./ballast.js";
 import { ChangeBuffer, type ChangeRecord } from "./feed.js";
 import type { CounterDeltas } from "./rows.js";
@@ -36,6 +37,15 @@ export class SqliteContext {
   /** Records a transition in the feed, in the write transaction that makes it. */
   record(c: ChangeRecord, at: number): void {
     this.changes.add(c, at);
+  }
+
+  private idNow = 0;
+  private readonly ids = createIdGenerator(() => this.idNow);
+
+  /** A job id made at `now` (a series' next occurrence, written by a claim). */
+  newId(now: number): string {
+    this.idNow = now;
+    return this.ids();
   }
 
   /** The bucket a job due at `dueAt` lives in: computed here, never taken from a caller. */

@@ -52,6 +52,8 @@ export function insertJobs(
       now,
       now,
       j.traceContext ?? null,
+      j.scheduleId ?? null,
+      j.nominal ?? null,
     );
     const seq = Number(info.lastInsertRowid);
     if (j.key !== null) ctx.s.liveKeySet.run(j.tenant, j.key, seq);

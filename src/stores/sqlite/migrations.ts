@@ -210,4 +210,47 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX changes_tenant ON changes (tenant, seq);
   `,
+  // Version 6: recurring series (src/core/series.ts). A series is a row of `schedules` (a
+  // WITHOUT ROWID table keyed by its ULID, so rows append); its occurrences are plain jobs
+  // carrying schedule_id and nominal, its key (no index: nothing reads jobs by series on the firing
+  // path; the series row names its one pending occurrence, next_job_id).
+  `
+  ALTER TABLE jobs ADD COLUMN schedule_id TEXT;
+  ALTER TABLE jobs ADD COLUMN nominal TEXT;
+  CREATE TABLE schedules (
+    id                   TEXT PRIMARY KEY,
+    tenant               TEXT NOT NULL,
+    key                  TEXT,
+    rule_kind            TEXT NOT NULL,
+    rule                 TEXT NOT NULL,
+    time_zone            TEXT NOT NULL,
+    gap                  TEXT NOT NULL,
+    overlap              TEXT NOT NULL,
+    misfire              TEXT NOT NULL,
+    misfire_limit        INTEGER NOT NULL,
+    misfire_tolerance_ms INTEGER NOT NULL,
+    start_at             INTEGER,
+    end_at               INTEGER,
+    max_count            INTEGER,
+    target               TEXT NOT NULL,
+    payload              TEXT NOT NULL,
+    target_options       TEXT,
+    max_attempts         INTEGER NOT NULL,
+    expire_after_ms      INTEGER,
+    state                TEXT NOT NULL,
+    version              INTEGER NOT NULL,
+    next_job_id          TEXT,
+    next_at              INTEGER,
+    next_nominal         TEXT,
+    fired_count          INTEGER NOT NULL,
+    missed_count         INTEGER NOT NULL,
+    last_misfire_at      INTEGER,
+    catch_up_fired       INTEGER NOT NULL,
+    last_job_id          TEXT,
+    created_at           INTEGER NOT NULL,
+    updated_at           INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE UNIQUE INDEX schedules_key ON schedules (tenant, key) WHERE key IS NOT NULL;
+  CREATE INDEX schedules_tenant ON schedules (tenant, id);
+  `,
 ];

@@ -31,6 +31,8 @@ export const JOB_COLUMN_NAMES = [
   "fired_at",
   "finished_at",
   "trace_context",
+  "schedule_id",
+  "nominal",
 ] as const;
 
 /** A jobs row in raw mode: values in JOB_COLUMN_NAMES order. */
@@ -100,6 +102,8 @@ export function rowToJob(r: JobTuple): Job {
     firedAt: r[22] as number | null,
     finishedAt: r[23] as number | null,
     traceContext: r[24] as string | null,
+    scheduleId: r[25] as string | null,
+    nominal: r[26] as string | null,
   };
 }
 

@@ -9,6 +9,10 @@ import type {
   CancelResult,
   ClaimParams,
   InsertResult,
+  ScheduleChangeResult,
+  ScheduleDeleteParams,
+  ScheduleReplaceParams,
+  SchedulesListParams,
   JobsListParams,
   LeaseExpiryResult,
   NextDue,
@@ -31,6 +35,15 @@ import { listJobs } from "./list.js";
 import { CounterDeltas, rowToJob, type JobTuple } from "./rows.js";
 import { expireLeases, releaseStale, settleJobs } from "./settle.js";
 import { stageBuckets } from "./staging.js";
+import {
+  deleteSchedule,
+  getSchedule,
+  insertSchedule,
+  listSchedules,
+  replaceSchedule,
+} from "./series.js";
+import type { Schedule } from "../../core/series.js";
+import { rowToSchedule, type ScheduleRow } from "../../store/schedule-row.js";
 import { RAW_JOB_STATEMENTS, SQL } from "./statements.js";
 
 /** Free bytes beside the file that storageProbe takes as "space is back": 1 MiB. */
@@ -304,6 +317,40 @@ export class SqliteStore implements Store {
     const out = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
     for (const r of rows) out[r.status] = r.n;
     return out;
+  }
+
+  async schedulesInsert(params: {
+    schedule: Schedule;
+    job: NewJob | null;
+    now: number;
+  }): Promise<{ schedule: Schedule; created: boolean }> {
+    this.ballast?.refuseWhileShort("inserting a schedule");
+    return this.ctx.write(
+      "inserting a schedule",
+      () => insertSchedule(this.ctx, params.schedule, params.job, params.now),
+      true,
+    );
+  }
+
+  async scheduleGet(params: { id: string; tenant?: string }): Promise<Schedule | null> {
+    return getSchedule(this.ctx, params.id, params.tenant);
+  }
+
+  async scheduleGetByKey(params: { tenant: string; key: string }): Promise<Schedule | null> {
+    const row = this.s.scheduleByKey.get(params.tenant, params.key) as ScheduleRow | undefined;
+    return row ? rowToSchedule(row) : null;
+  }
+
+  async schedulesList(params: SchedulesListParams): Promise<Schedule[]> {
+    return listSchedules(this.ctx, params);
+  }
+
+  async scheduleReplace(params: ScheduleReplaceParams): Promise<ScheduleChangeResult> {
+    return this.ctx.write("changing a schedule", () => replaceSchedule(this.ctx, params));
+  }
+
+  async scheduleDelete(params: ScheduleDeleteParams): Promise<ScheduleChangeResult> {
+    return this.ctx.write("deleting a schedule", () => deleteSchedule(this.ctx, params));
   }
 
   /**

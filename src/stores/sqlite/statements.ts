@@ -9,6 +9,7 @@
  */
 import type Database from "better-sqlite3";
 import { JOB_COLUMN_NAMES } from "./rows.js";
+import { SERIES_SQL } from "./series-statements.js";
 
 const JOB_EXPRESSIONS: Record<(typeof JOB_COLUMN_NAMES)[number], string> = {
   seq: "j.seq",
@@ -37,6 +38,8 @@ const JOB_EXPRESSIONS: Record<(typeof JOB_COLUMN_NAMES)[number], string> = {
   fired_at: "CASE WHEN f.rid IS NOT NULL THEN f.fired_at ELSE j.fired_at END",
   finished_at: "f.finished_at",
   trace_context: "j.trace_context",
+  schedule_id: "j.schedule_id",
+  nominal: "j.nominal",
 };
 
 const JOB_COLUMNS = JOB_COLUMN_NAMES.map((name) => JOB_EXPRESSIONS[name]).join(", ");
@@ -91,8 +94,9 @@ export const SQL = {
    * Positional parameters: binding is measurably cheaper than named ones on the bulk path.
    */
   jobInsert: `INSERT INTO jobs (id, tenant, key, due_at, bucket, shard, payload, target,
-      target_options, max_attempts, expire_after_ms, created_at, updated_at, trace_context)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      target_options, max_attempts, expire_after_ms, created_at, updated_at, trace_context,
+      schedule_id, nominal)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 
   /** live_keys primary key, then the holder's row: live while it has no outcome. */
   jobByLiveKey: `${JOB_SELECT}
@@ -334,6 +338,8 @@ export const SQL = {
       AND f.due_at >= @from AND f.due_at < @to AND (@tenant IS NULL OR f.tenant = @tenant)
       AND f.status IN (SELECT value FROM json_each(@statuses))
     ORDER BY f.due_at, f.id LIMIT @limit`,
+
+  ...SERIES_SQL,
 } as const;
 
 /**

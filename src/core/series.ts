@@ -1,0 +1,308 @@
+import type { JsonValue, NewJob } from "./job.js";
+import { compileRecurrence, type Occurrence, type Recurrence } from "./recurrence/index.js";
+
+/**
+ * A recurring series (a "schedule"): a rule in a time zone and a job template. Only its next
+ * occurrence exists as a job, a plain one-shot job carrying `scheduleId` and `nominal`, so
+ * buckets, the hot index, the timing wheel and the poll cost are those of one-shot jobs
+ * however many series exist. The store writes the following occurrence in the transaction
+ * that claims the current one (`advanceSeries`, called by each store's claim): a handler
+ * that hangs, a job that goes dead or a process that dies after the claim cannot stop the
+ * series, and a crash before the commit leaves the current occurrence pending, to be claimed
+ * (and advanced) again. The schedule row names its pending occurrence (`nextJobId`); a claim
+ * advances the series only from that job, so a re-claim after a lease ran out advances
+ * nothing twice (docs/recurring.md).
+ *
+ * ```
+ *          create (first occurrence written)
+ *             |
+ *             v        pause (pending occurrence cancelled)
+ *          active  <------------------------------------>  paused
+ *             |            resume (next after now written)
+ *             | last occurrence claimed (end or count reached)
+ *             v
+ *           ended
+ * ```
+ * `delete` removes the record from any state, cancelling its pending occurrence.
+ */
+export type ScheduleState = "active" | "paused" | "ended";
+
+export const SCHEDULE_STATES: readonly ScheduleState[] = Object.freeze([
+  "active",
+  "paused",
+  "ended",
+]);
+
+/**
+ * What a series does with occurrences missed while nothing fired (downtime):
+ *  - `fire-once`: the oldest missed occurrence fires, standing for all of them; the series then
+ *    goes on from the first occurrence after now (the default);
+ *  - `fire-all`: every missed occurrence fires, oldest first, at most `misfireLimit` of them
+ *    in one catch-up; the rest are skipped;
+ *  - `skip`: none fires (the one pending expires after `misfireToleranceMs`, recorded); the
+ *    series goes on from the first occurrence after now.
+ * Skipped occurrences are counted in `missedCount`, and `lastMisfireAt` says when.
+ */
+export type MisfirePolicy = "fire-once" | "fire-all" | "skip";
+
+export const MISFIRE_POLICIES: readonly MisfirePolicy[] = Object.freeze([
+  "fire-once",
+  "fire-all",
+  "skip",
+]);
+
+/** A 5- or 6-field cron expression, or an RFC 5545 RRULE. */
+export type SeriesRule = { readonly cron: string } | { readonly rrule: string };
+
+/** What every occurrence job is made from. */
+export interface ScheduleTemplate {
+  readonly target: string;
+  readonly payload: JsonValue;
+  /** Target options such as webhook headers, or null. */
+  readonly targetOptions: Readonly<Record<string, unknown>> | null;
+  readonly maxAttempts: number;
+  /**
+   * Misfire tolerance in ms: an occurrence claimed later than this after its time expires
+   * instead of firing. Null: fire however late (the `skip` policy uses its own tolerance).
+   */
+  readonly expireAfterMs: number | null;
+}
+
+/** A stored series, as every store returns it. Times are epoch ms. */
+export interface Schedule {
+  /** Time-sortable id (ULID), like a job's. */
+  readonly id: string;
+  readonly tenant: string;
+  /** Idempotency key, unique per tenant among stored schedules; null when none was given. */
+  readonly key: string | null;
+  readonly rule: SeriesRule;
+  /** IANA zone the rule's wall times are read in. */
+  readonly timeZone: string;
+  /** A wall time that does not exist (spring forward): fire after the gap, or skip it. */
+  readonly gap: "skip" | "shift";
+  /** A wall time that happens twice (fall back): fire on the first, or on both. */
+  readonly overlap: "first" | "both";
+  readonly misfire: MisfirePolicy;
+  /** `fire-all`: most missed occurrences fired in one catch-up. */
+  readonly misfireLimit: number;
+  /** `skip`: how late an occurrence may fire before it counts as missed, ms. */
+  readonly misfireToleranceMs: number;
+  /** No occurrence before this instant, or null. */
+  readonly startAt: number | null;
+  /** No occurrence after this instant, or null. */
+  readonly endAt: number | null;
+  /** Most occurrences the series fires, or null for no limit. */
+  readonly count: number | null;
+  readonly template: ScheduleTemplate;
+  readonly state: ScheduleState;
+  /** Bumped on every change made through the API (not by an occurrence firing). */
+  readonly version: number;
+  /** The pending occurrence's job, or null (paused, ended). */
+  readonly nextJobId: string | null;
+  /** The pending occurrence's time and nominal time, or null. */
+  readonly nextAt: number | null;
+  readonly nextNominal: string | null;
+  /** Occurrences claimed to fire so far. */
+  readonly firedCount: number;
+  /** Occurrences skipped by the misfire policy so far. */
+  readonly missedCount: number;
+  /** When occurrences were last found missed, or null. */
+  readonly lastMisfireAt: number | null;
+  /** `fire-all`: missed occurrences fired in the catch-up under way. */
+  readonly catchUpFired: number;
+  /** The last occurrence claimed (its job tells the last outcome), or null. */
+  readonly lastJobId: string | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** A new series' record from its validated definition: active, nothing fired yet. */
+export function newSeriesRecord(
+  def: Omit<
+    Schedule,
+    | "state"
+    | "version"
+    | "nextJobId"
+    | "nextAt"
+    | "nextNominal"
+    | "firedCount"
+    | "missedCount"
+    | "lastMisfireAt"
+    | "catchUpFired"
+    | "lastJobId"
+    | "createdAt"
+    | "updatedAt"
+  >,
+  now: number,
+): Schedule {
+  return {
+    ...def,
+    state: "active",
+    version: 1,
+    nextJobId: null,
+    nextAt: null,
+    nextNominal: null,
+    firedCount: 0,
+    missedCount: 0,
+    lastMisfireAt: null,
+    catchUpFired: 0,
+    lastJobId: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** Default `misfireLimit`: a catch-up of `fire-all` fires at most this many. */
+export const DEFAULT_MISFIRE_LIMIT = 100;
+/** Default `misfireToleranceMs` of `skip`: one minute late still fires. */
+export const DEFAULT_MISFIRE_TOLERANCE_MS = 60_000;
+/** Most occurrences counted one by one when skipping a backlog (then one jump to now). */
+const MAX_SKIP_STEPS = 10_000;
+
+/**
+ * Compiled rules by their text and options: many series share a rule ("0 9 * * 1-5" in one
+ * zone), and compiling costs more than finding an occurrence. Bounded: cleared when full.
+ */
+const compiled = new Map<string, Recurrence>();
+const MAX_COMPILED = 10_000;
+
+/** The schedule's rule, compiled (cached). Throws InvalidJobError for a rule that is not one. */
+export function recurrenceOf(
+  s: Pick<Schedule, "rule" | "timeZone" | "gap" | "overlap" | "startAt" | "endAt">,
+): Recurrence {
+  const ruleText = "cron" in s.rule ? `c:${s.rule.cron}` : `r:${s.rule.rrule}`;
+  const cacheKey = `${ruleText}\u0000${s.timeZone}\u0000${s.gap}\u0000${s.overlap}\u0000${s.startAt}\u0000${s.endAt}`;
+  let r = compiled.get(cacheKey);
+  if (r === undefined) {
+    r = compileRecurrence({
+      rule: s.rule,
+      timeZone: s.timeZone,
+      gap: s.gap,
+      overlap: s.overlap,
+      ...(s.startAt === null ? {} : { start: s.startAt }),
+      ...(s.endAt === null ? {} : { end: s.endAt }),
+    });
+    if (compiled.size >= MAX_COMPILED) compiled.clear();
+    compiled.set(cacheKey, r);
+  }
+  return r;
+}
+
+/** The occurrence job of `s` at `o`: the template's fields, no idempotency key (the series has it). */
+export function occurrenceJob(s: Schedule, o: Occurrence, id: string): NewJob {
+  const t = s.template;
+  return {
+    id,
+    tenant: s.tenant,
+    key: null,
+    dueAt: o.at,
+    payload: t.payload,
+    target: t.target,
+    targetOptions: t.targetOptions,
+    maxAttempts: t.maxAttempts,
+    expireAfterMs:
+      s.misfire === "skip" ? (t.expireAfterMs ?? s.misfireToleranceMs) : t.expireAfterMs,
+    scheduleId: s.id,
+    nominal: o.key,
+  };
+}
+
+/** The series pointed at `next` (or ended when null), with its job. */
+export function withNext(
+  s: Schedule,
+  next: Occurrence | null,
+  newId: () => string,
+  now: number,
+): { schedule: Schedule; job: NewJob | null } {
+  if (next === null) {
+    return {
+      schedule: {
+        ...s,
+        state: "ended",
+        nextJobId: null,
+        nextAt: null,
+        nextNominal: null,
+        updatedAt: now,
+      },
+      job: null,
+    };
+  }
+  const job = occurrenceJob(s, next, newId());
+  return {
+    schedule: {
+      ...s,
+      state: "active",
+      nextJobId: job.id,
+      nextAt: next.at,
+      nextNominal: next.key,
+      updatedAt: now,
+    },
+    job,
+  };
+}
+
+/** The first occurrence after `now` (never before the series' start), or null. */
+export function firstOccurrenceAfter(s: Schedule, now: number): Occurrence | null {
+  return recurrenceOf(s).next(now);
+}
+
+/**
+ * What a claim of the series' pending occurrence writes, in the claim's transaction: the
+ * series counts the occurrence, applies its misfire policy to occurrences already past, and
+ * points at its next occurrence (whose job is returned to be inserted), or ends. `s` must be
+ * the series whose `nextJobId` is the claimed job: the caller checks it, so a job claimed a
+ * second time (its lease ran out) advances nothing.
+ */
+export function advanceSeries(
+  s: Schedule,
+  now: number,
+  newId: () => string,
+): { schedule: Schedule; job: NewJob | null; missed: number } {
+  const fired = s.firedCount + 1;
+  const claimedAt = s.nextAt ?? now;
+  // skip: the pending occurrence itself expires when it is claimed past its tolerance
+  const claimedMissed =
+    s.misfire === "skip" && now - claimedAt > (s.template.expireAfterMs ?? s.misfireToleranceMs)
+      ? 1
+      : 0;
+  const base: Schedule = { ...s, firedCount: fired, lastJobId: s.nextJobId };
+  if (s.count !== null && fired >= s.count) {
+    return { ...withNext(base, null, newId, now), missed: claimedMissed };
+  }
+  const r = recurrenceOf(s);
+  let next = r.next(claimedAt);
+  let missed = claimedMissed;
+  let catchUp = 0;
+  if (next !== null && next.at <= now) {
+    if (s.misfire === "fire-all" && s.catchUpFired < s.misfireLimit) {
+      catchUp = s.catchUpFired + 1;
+    } else {
+      const skipped = skipPast(r, next, now);
+      next = skipped.next;
+      missed += skipped.count;
+    }
+  }
+  const counted: Schedule = {
+    ...base,
+    missedCount: s.missedCount + missed,
+    lastMisfireAt: missed > 0 ? now : s.lastMisfireAt,
+    catchUpFired: catchUp,
+  };
+  return { ...withNext(counted, next, newId, now), missed };
+}
+
+/** Steps past every occurrence at or before `now`, counting them (bounded, then one jump). */
+function skipPast(
+  r: Recurrence,
+  first: Occurrence,
+  now: number,
+): { next: Occurrence | null; count: number } {
+  let next: Occurrence | null = first;
+  let count = 0;
+  while (next !== null && next.at <= now && count < MAX_SKIP_STEPS) {
+    count++;
+    next = r.next(next.at);
+  }
+  if (next !== null && next.at <= now) next = r.next(now);
+  return { next, count };
+}

@@ -1,0 +1,32 @@
+/**
+ * The SQLite statements of recurring series (see series.ts), merged into statements.ts's SQL.
+ * A series is one row of `schedules` (primary key id, a ULID: rows append in creation order).
+ */
+import { SCHEDULE_COLUMNS } from "../../store/schedule-row.js";
+
+const COLUMNS = SCHEDULE_COLUMNS.join(", ");
+const PLACEHOLDERS = SCHEDULE_COLUMNS.map((c) => `@${c}`).join(", ");
+const ASSIGN = SCHEDULE_COLUMNS.filter((c) => c !== "id")
+  .map((c) => `${c} = @${c}`)
+  .join(", ");
+
+export const SERIES_SQL = {
+  /** A new series; the unique index schedules_key refuses a key its tenant already holds. */
+  scheduleInsert: `INSERT INTO schedules (${COLUMNS}) VALUES (${PLACEHOLDERS})`,
+  /** Primary key. */
+  scheduleById: `SELECT ${COLUMNS} FROM schedules WHERE id = ?`,
+  /** Partial unique index schedules_key (tenant, key). */
+  scheduleByKey: `SELECT ${COLUMNS} FROM schedules WHERE tenant = ? AND key = ?`,
+  /** Writes every column of a series read in the same transaction (primary key). */
+  scheduleWrite: `UPDATE schedules SET ${ASSIGN} WHERE id = @id`,
+  scheduleDelete: `DELETE FROM schedules WHERE id = ?`,
+  /**
+   * A page of series in id order: the primary key after @after, or index schedules_tenant
+   * (tenant, id) with a tenant; the state is checked per row (a page reads at most the rows
+   * up to its last match).
+   */
+  schedulesPage: `SELECT ${COLUMNS} FROM schedules
+    WHERE id > @after AND (@tenant IS NULL OR tenant = @tenant)
+      AND (@state IS NULL OR state = @state)
+    ORDER BY id LIMIT @limit`,
+} as const;

@@ -1,0 +1,188 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createIdGenerator } from "../../src/core/ids.js";
+import { newSeriesRecord, withNext, type Schedule } from "../../src/core/series.js";
+import type { Store } from "../../src/store/store.js";
+
+const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
+const DAY = 86_400_000;
+const FIRST = Date.UTC(2026, 2, 2, 9);
+
+/**
+ * Recurring series in the store, part of the store contract (run by describeStoreContract):
+ * a series and its pending occurrence are written together; the claim of the occurrence
+ * advances the series once (a second claim of the same job after its lease ran out does
+ * not); replace and delete check tenant, version and the pending occurrence.
+ */
+export function describeSeriesContract(name: string, makeStore: () => Promise<Store>): void {
+  describe(`store contract (series): ${name}`, () => {
+    let store: Store;
+    let newId: () => string;
+
+    beforeEach(async () => {
+      store = await makeStore();
+      let t = T0;
+      newId = createIdGenerator(() => t++);
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    function series(over: Partial<Schedule> = {}): Schedule {
+      const def = {
+        id: newId(),
+        tenant: "owner",
+        key: null,
+        rule: { cron: "0 9 * * *" },
+        timeZone: "UTC",
+        gap: "shift",
+        overlap: "first",
+        misfire: "fire-once",
+        misfireLimit: 100,
+        misfireToleranceMs: 60_000,
+        startAt: null,
+        endAt: null,
+        count: null,
+        template: {
+          target: "t",
+          payload: { n: 1 },
+          targetOptions: null,
+          maxAttempts: 1,
+          expireAfterMs: null,
+        },
+      } as const;
+      return { ...newSeriesRecord(def, T0), ...over };
+    }
+
+    const first = {
+      at: FIRST,
+      nominal: "2026-03-02T09:00:00",
+      key: "2026-03-02T09:00:00",
+      mapping: "exact" as const,
+    };
+
+    async function stored(over: Partial<Schedule> = {}) {
+      const w = withNext(series(over), first, newId, T0);
+      const r = await store.schedulesInsert({ schedule: w.schedule, job: w.job, now: T0 });
+      return { ...r, job: w.job! };
+    }
+
+    it("stores a series with its first occurrence; a held key returns the stored one", async () => {
+      const { schedule, created, job } = await stored({ key: "k" });
+      expect(created).toBe(true);
+      expect(await store.scheduleGet({ id: schedule.id })).toEqual(schedule);
+      expect(await store.scheduleGet({ id: schedule.id, tenant: "other" })).toBeNull();
+      expect(await store.jobGet({ id: job.id })).toMatchObject({
+        status: "pending",
+        dueAt: FIRST,
+        scheduleId: schedule.id,
+        nominal: "2026-03-02T09:00:00",
+      });
+      const again = await stored({ key: "k" });
+      expect(again).toMatchObject({ created: false, schedule: { id: schedule.id } });
+      expect(await store.scheduleGetByKey({ tenant: "owner", key: "k" })).toEqual(schedule);
+      expect(await store.jobsCountByStatus({})).toMatchObject({ pending: 1 });
+    });
+
+    it("a claim advances the series once, in its transaction; a second claim of the job advances nothing", async () => {
+      const template = {
+        target: "t",
+        payload: 1,
+        targetOptions: null,
+        maxAttempts: 3,
+        expireAfterMs: null,
+      };
+      const { schedule, job } = await stored({ template });
+      const claim = { now: FIRST, dueBefore: FIRST, limit: 10, leaseMs: 1000, owner: "n" };
+      await store.bucketsStage({ until: FIRST, maxRows: 100 });
+      const [claimed] = await store.jobsClaimDue(claim);
+      expect(claimed?.id).toBe(job.id);
+      const after = (await store.scheduleGet({ id: schedule.id }))!;
+      expect(after).toMatchObject({
+        firedCount: 1,
+        nextAt: FIRST + DAY,
+        lastJobId: job.id,
+        nextNominal: "2026-03-03T09:00:00",
+      });
+      expect(await store.jobGet({ id: after.nextJobId! })).toMatchObject({
+        status: "pending",
+        dueAt: FIRST + DAY,
+      });
+      // the lease runs out; the same job is claimed again: the series does not move twice
+      await store.leasesExpire({ now: FIRST + 2000, limit: 10 });
+      const [again] = await store.jobsClaimDue({
+        ...claim,
+        now: FIRST + 3000,
+        dueBefore: FIRST + 3000,
+      });
+      expect(again?.id).toBe(job.id);
+      expect(await store.scheduleGet({ id: schedule.id })).toEqual(after);
+      expect(await store.jobsCountByStatus({})).toMatchObject({ pending: 1, claimed: 1 });
+    });
+
+    it("replace swaps the pending occurrence; tenant, version and a moved occurrence are checked", async () => {
+      const { schedule, job } = await stored();
+      const next = withNext(
+        { ...schedule, version: 2 },
+        { ...first, at: FIRST + 1000 },
+        newId,
+        T0 + 1,
+      );
+      const base = { id: schedule.id, schedule: next.schedule, job: next.job, now: T0 + 1 };
+      expect(
+        await store.scheduleReplace({ ...base, tenant: "other", expectedNextJobId: job.id }),
+      ).toEqual({
+        outcome: "not-found",
+      });
+      expect(
+        await store.scheduleReplace({ ...base, expectedVersion: 5, expectedNextJobId: job.id }),
+      ).toMatchObject({ outcome: "version-conflict" });
+      expect(
+        await store.scheduleReplace({ ...base, expectedNextJobId: "someone-else" }),
+      ).toMatchObject({
+        outcome: "moved",
+      });
+      expect(await store.jobGet({ id: job.id })).toMatchObject({ status: "pending" });
+      const r = await store.scheduleReplace({
+        ...base,
+        expectedVersion: 1,
+        expectedNextJobId: job.id,
+      });
+      expect(r).toMatchObject({ outcome: "changed", schedule: { version: 2 } });
+      expect(await store.jobGet({ id: job.id })).toMatchObject({ status: "cancelled" });
+      expect(await store.jobGet({ id: next.job!.id })).toMatchObject({
+        status: "pending",
+        dueAt: FIRST + 1000,
+      });
+      expect(await store.scheduleGet({ id: schedule.id })).toEqual(next.schedule);
+    });
+
+    it("delete cancels the pending occurrence; lists page by id, tenant and state", async () => {
+      const a = await stored();
+      const b = await stored({ tenant: "b" });
+      const c = { schedule: series({ state: "paused" }) };
+      await store.schedulesInsert({ schedule: c.schedule, job: null, now: T0 });
+      expect((await store.schedulesList({ limit: 10 })).map((s) => s.id)).toEqual([
+        a.schedule.id,
+        b.schedule.id,
+        c.schedule.id,
+      ]);
+      expect((await store.schedulesList({ limit: 10, tenant: "b" })).map((s) => s.id)).toEqual([
+        b.schedule.id,
+      ]);
+      expect((await store.schedulesList({ limit: 10, state: "paused" })).map((s) => s.id)).toEqual([
+        c.schedule.id,
+      ]);
+      expect(
+        (await store.schedulesList({ limit: 1, afterId: a.schedule.id })).map((s) => s.id),
+      ).toEqual([b.schedule.id]);
+      expect(await store.scheduleDelete({ id: a.schedule.id, tenant: "b", now: T0 })).toEqual({
+        outcome: "not-found",
+      });
+      expect(await store.scheduleDelete({ id: a.schedule.id, now: T0 })).toMatchObject({
+        outcome: "deleted",
+      });
+      expect(await store.scheduleGet({ id: a.schedule.id })).toBeNull();
+      expect(await store.jobGet({ id: a.job.id })).toMatchObject({ status: "cancelled" });
+    });
+  });
+}
