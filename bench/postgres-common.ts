@@ -34,6 +34,8 @@ export interface PgSizes {
   /** Backlog and measuring window of the idle benchmark. */
   readonly idleBacklog: number;
   readonly idleWindowMs: number;
+  /** Wait before counting: past the nodes' first lease, when a node looks for its predecessor's claims. */
+  readonly idleWarmupMs: number;
   /** Precision run: jobs, the window they are due across (ms), and the backlog under them. */
   readonly precisionJobs: number;
   readonly precisionWindowMs: number;
@@ -53,6 +55,7 @@ export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
       churnJobs: 10_000,
       idleBacklog: 10_000,
       idleWindowMs: 5_000,
+      idleWarmupMs: 2_000,
       precisionJobs: 2_000,
       precisionWindowMs: 2_000,
       precisionBacklog: 10_000,
@@ -67,7 +70,8 @@ export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
       claimRounds: 20,
       churnJobs: 100_000,
       idleBacklog: 1_000_000,
-      idleWindowMs: 10_000,
+      idleWindowMs: 60_000,
+      idleWarmupMs: 17_000,
       precisionJobs: 5_000,
       precisionWindowMs: 5_000,
       precisionBacklog: 100_000,
@@ -83,6 +87,7 @@ export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
       churnJobs: 1_000_000,
       idleBacklog: 10_000_000,
       idleWindowMs: 60_000,
+      idleWarmupMs: 17_000,
       precisionJobs: 20_000,
       precisionWindowMs: 10_000,
       precisionBacklog: 1_000_000,

@@ -55,6 +55,13 @@ export abstract class PeriodicTask<Result> {
     return this.loop.stop();
   }
 
+  /**
+   * Runs a pass now instead of at its planned time (while started); see ServiceLoop.runNow.
+   */
+  runNow(): Promise<void> {
+    return this.loop.runNow();
+  }
+
   /** One pass; resolves to what it did. */
   abstract runOnce(): Promise<Result>;
 }

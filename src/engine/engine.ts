@@ -134,6 +134,9 @@ export class Engine {
       // A claim still running when stop() began hands its jobs straight back.
       onClaimed: (jobs) => {
         this.heldTenants.claimed(jobs);
+        // One claim statement leases its jobs alike: the first's lease is all of theirs.
+        const leasedUntil = jobs[0]?.leaseExpiresAt;
+        if (leasedUntil !== null && leasedUntil !== undefined) this.sweeper.leaseTaken(leasedUntil);
         if (this.started) this.wheel.add(jobs);
         else void this.release(jobs);
       },
@@ -144,7 +147,7 @@ export class Engine {
       store: this.store,
       clock: this.clock,
       logger: this.logger,
-      intervalMs: o.leaseSweepIntervalMs,
+      maxIdleMs: o.leaseSweepIntervalMs,
       onRequeued: () => this.watcher.wakeFor(this.clock.now()),
       loops: this.loops,
     });
@@ -210,6 +213,8 @@ export class Engine {
           logger: this.logger,
           onShardsChange: () => this.watcher.wake(),
           loops: this.loops,
+          // A dead node's leases were ended: its claims are this node's to sweep now.
+          onPeerLost: () => this.sweeper.wake(),
         })
         .then(
           (node) => {

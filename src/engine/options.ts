@@ -56,8 +56,9 @@ export interface SchedulerOptions {
   readonly stageBatchSize?: number;
   /**
    * Longest sleep of the watcher: the precision contract for jobs written by another process
-   * (writes in this process wake it at once). Default 1000; 30000 for a store that announces
-   * other processes' writes (PostgreSQL LISTEN/NOTIFY).
+   * (writes in this process wake it at once). Default 1000; 60000 for a store that announces
+   * other processes' writes (PostgreSQL LISTEN/NOTIFY, where it only covers a notification
+   * lost without the connection dropping: a reconnect wakes the watcher at once).
    */
   readonly maxIdleMs?: number;
   /**
@@ -81,7 +82,13 @@ export interface SchedulerOptions {
   readonly backoffBaseMs?: number;
   /** Cap on the retry delay. Default 3600000 (one hour). */
   readonly backoffMaxMs?: number;
-  /** How often expired leases are swept. Default 1000. */
+  /**
+   * Longest pause of the lease sweeper, ms. It sweeps when the earliest lease it knows of
+   * (read at each sweep, any node's, and each claim of this node's) can have run out; this
+   * bounds how late it notices a lease another node took since it last looked. Default
+   * 1000; 60000 for a store whose nodes learn of a dead peer at once and end its leases
+   * (PostgreSQL's node services).
+   */
   readonly leaseSweepIntervalMs?: number;
   /** How long finished jobs are kept. Default 604800000 (7 days). */
   readonly retentionMs?: number;
@@ -90,7 +97,10 @@ export interface SchedulerOptions {
    * are told to start again). Default 604800000 (7 days).
    */
   readonly changeRetentionMs?: number;
-  /** How often retention runs. Default 60000. */
+  /**
+   * How often retention runs. Default 300000 (5 minutes: finished jobs are kept for days,
+   * a few minutes more cost nothing, and an idle node's database stays quiet).
+   */
   readonly retentionIntervalMs?: number;
   /** Largest payload, in bytes of JSON. Default 65536. */
   readonly maxPayloadBytes?: number;
@@ -192,14 +202,20 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
     stageBatchSize: int(o.stageBatchSize, "stageBatchSize", 5000, 1, 1_000_000),
     // A store that announces earlier writes (PostgreSQL NOTIFY) needs the idle poll only as a
     // safety net: 30 s keeps an idle node to a handful of statements a minute.
-    maxIdleMs: int(o.maxIdleMs, "maxIdleMs", o.store.onEarlierDue ? 30_000 : 1000, 1, 3_600_000),
+    maxIdleMs: int(o.maxIdleMs, "maxIdleMs", o.store.onEarlierDue ? 60_000 : 1000, 1, 3_600_000),
     leaseMs: int(o.leaseMs, "leaseMs", 15_000, 300, 86_400_000),
     leaseRenewIntervalMs: 0,
     handlerTimeoutMs: int(o.handlerTimeoutMs, "handlerTimeoutMs", 30_000, 1, 86_400_000),
     maxAttempts: int(o.maxAttempts, "maxAttempts", 3, 1, 1000),
     backoffBaseMs: int(o.backoffBaseMs, "backoffBaseMs", 1000, 0, 86_400_000),
     backoffMaxMs: int(o.backoffMaxMs, "backoffMaxMs", 3_600_000, 0, 30 * 86_400_000),
-    leaseSweepIntervalMs: int(o.leaseSweepIntervalMs, "leaseSweepIntervalMs", 1000, 10, 3_600_000),
+    leaseSweepIntervalMs: int(
+      o.leaseSweepIntervalMs,
+      "leaseSweepIntervalMs",
+      o.store.nodeStart ? 60_000 : 1000,
+      10,
+      3_600_000,
+    ),
     retentionMs: int(o.retentionMs, "retentionMs", 7 * 86_400_000, 0, 3650 * 86_400_000),
     changeRetentionMs: int(
       o.changeRetentionMs,
@@ -208,7 +224,7 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
       0,
       3650 * 86_400_000,
     ),
-    retentionIntervalMs: int(o.retentionIntervalMs, "retentionIntervalMs", 60_000, 10, 86_400_000),
+    retentionIntervalMs: int(o.retentionIntervalMs, "retentionIntervalMs", 300_000, 10, 86_400_000),
     maxPayloadBytes: int(o.maxPayloadBytes, "maxPayloadBytes", 65_536, 2, 16 * 1024 * 1024),
     maxPastMs:
       o.maxPastMs === undefined || o.maxPastMs === null

@@ -92,6 +92,7 @@ export interface Store {
    * Claimed jobs whose lease ran out before `now`: back to pending (same due time), or dead
    * when no attempts are left. At most `limit` per call. Stores that announce earlier due
    * times (PostgreSQL) announce the requeued jobs, so whichever node owns them wakes.
+   * Also answers the earliest lease left running, read with the sweep.
    */
   leasesExpire(params: { now: number; limit: number }): Promise<LeaseExpiryResult>;
 
@@ -271,6 +272,11 @@ export interface NodeStartParams {
   readonly onShardsChange: () => void;
   /** The engine's loops, which the services' loops join (they recover together). */
   readonly loops?: LoopGroup;
+  /**
+   * Called when another node was found dead and the leases of its claims ended, so the
+   * lease sweeper can put them back at once instead of at its next planned sweep.
+   */
+  readonly onPeerLost?: () => void;
 }
 
 export interface NodeServices {
@@ -513,6 +519,11 @@ export interface StageResult {
 export interface LeaseExpiryResult {
   readonly requeued: number;
   readonly dead: number;
+  /**
+   * Earliest lease still running after the call (any owner's), or null when no job is
+   * claimed: the lease sweeper sleeps until then.
+   */
+  readonly nextExpiresAt: number | null;
 }
 
 export interface NextDue {

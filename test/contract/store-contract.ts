@@ -285,6 +285,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       expect(await store.leasesExpire({ now: T0 + 31_000, limit: 10 })).toEqual({
         requeued: 1,
         dead: 0,
+        nextExpiresAt: null,
       });
       const [second] = await claim(T0 + 31_000);
       expect(second!.fence).toBe(first!.fence + 1);
@@ -431,10 +432,12 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       expect(await store.leasesExpire({ now: T0 + 1000, limit: 10 })).toEqual({
         requeued: 0,
         dead: 0,
+        nextExpiresAt: T0 + 1 + 30_000,
       });
       expect(await store.leasesExpire({ now: T0 + 31_001, limit: 10 })).toEqual({
         requeued: 1,
         dead: 1,
+        nextExpiresAt: null,
       });
       expect(await store.jobGet({ id: a!.id })).toMatchObject({ status: "dead" });
       expect(await store.jobGet({ id: b!.id })).toMatchObject({ status: "pending", dueAt: T0 + 1 });
@@ -462,10 +465,11 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         leaseOwner: "n/1",
         leaseExpiresAt: T0 + 50_000,
       });
-      // only the unrenewed claim runs out at the old expiry
+      // only the unrenewed claim runs out at the old expiry; the sweep reads the renewed one
       expect(await store.leasesExpire({ now: T0 + 31_000, limit: 10 })).toEqual({
         requeued: 1,
         dead: 0,
+        nextExpiresAt: T0 + 50_000,
       });
       expect((await store.jobGet({ id: c!.id }))!.status).toBe("pending");
       expect((await store.jobGet({ id: b!.id }))!.status).toBe("claimed");

@@ -40,7 +40,11 @@ describeOnEveryStore("leases: renewal, restart release, stop (manual clock)", (m
     expect(held).toMatchObject({ status: "claimed", attempts: 1 });
     expect(held!.leaseExpiresAt).toBeGreaterThan(T0 + 60_000);
     expect(held!.leaseExpiresAt).toBeLessThanOrEqual(T0 + 60_000 + 15_000);
-    expect(await h.scheduler.sweepLeases()).toEqual({ requeued: 0, dead: 0 });
+    expect(await h.scheduler.sweepLeases()).toEqual({
+      requeued: 0,
+      dead: 0,
+      nextExpiresAt: held!.leaseExpiresAt,
+    });
     const fired = record(h.scheduler, "succeeded");
     g.releaseAll();
     await h.scheduler.idle();

@@ -68,10 +68,12 @@ describe("stop() with the SQLite file locked by another writer", () => {
       expect(await after.leasesExpire({ now: expiry - 1, limit: 10 })).toEqual({
         requeued: 0,
         dead: 0,
+        nextExpiresAt: expiry,
       });
       expect(await after.leasesExpire({ now: expiry, limit: 10 })).toEqual({
         requeued: 1,
         dead: 0,
+        nextExpiresAt: null,
       });
     } finally {
       await after.close();

@@ -102,6 +102,7 @@ describe("postgres: several nodes on one database", () => {
     expect(await b.leasesExpire({ now: later + 10_001, limit: 10 })).toEqual({
       requeued: 2,
       dead: 0,
+      nextExpiresAt: null,
     });
     await next;
     expect(heard).toEqual([later]);

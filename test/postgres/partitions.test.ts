@@ -92,6 +92,7 @@ describe("postgres partitions", () => {
     expect(await store.leasesExpire({ now: T0 + 3 * DAY, limit: 10 })).toEqual({
       requeued: 1,
       dead: 0,
+      nextExpiresAt: null,
     });
     expect(await defaultRows()).toBe(1);
     const next = await store.jobsNextDue({ now: T0 + 3 * DAY });

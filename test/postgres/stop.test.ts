@@ -136,10 +136,12 @@ describe("stop() on PostgreSQL when the database fails part of it", () => {
       expect(await after.leasesExpire({ now: expiry - 1, limit: 10 })).toEqual({
         requeued: 0,
         dead: 0,
+        nextExpiresAt: expiry,
       });
       expect(await after.leasesExpire({ now: expiry, limit: 10 })).toEqual({
         requeued: 1,
         dead: 0,
+        nextExpiresAt: null,
       });
       expect((await after.jobGet({ id: job.id }))?.status).toBe("pending");
     } finally {

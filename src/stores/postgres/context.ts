@@ -1,4 +1,5 @@
 import type pg from "pg";
+import type { DueNotifier } from "./due-notifier.js";
 import type { Partitions } from "./partitions.js";
 import type { Statements } from "./statements.js";
 
@@ -19,4 +20,11 @@ export interface PostgresContext {
   readonly shardCount: number;
   /** Partition bookkeeping (its cache is shared with the store's writes). */
   readonly partitions: Partitions;
+  /**
+   * Opens a session connection (the store's session URL, past any transaction pooler):
+   * for what a pooled statement cannot hold, such as the nodes' liveness locks.
+   */
+  readonly sessionClient: () => pg.Client;
+  /** The store's LISTEN connection: due times, and node registry changes. */
+  readonly notifier: DueNotifier;
 }

@@ -13,6 +13,9 @@ export interface ListenLoopDeps {
   readonly loops?: LoopGroup;
 }
 
+/** The payload that says the node registry changed (statements.ts: nodesChanged). */
+export const NODES_CHANGED = "nodes";
+
 /** Backoff between reconnect attempts, ms: 100-200 after the first failure, up to 2.5-5 s. */
 const RECONNECT_BACKOFF_MS = { min: 200, max: 5000 };
 
@@ -29,6 +32,7 @@ const RECONNECT_BACKOFF_MS = { min: 200, max: 5000 };
  */
 export class DueNotifier {
   private readonly listeners = new Set<(dueAt: number) => void>();
+  private readonly nodeListeners = new Set<() => void>();
   private client: pg.Client | null = null;
   private loop: ServiceLoop | null = null;
   /** The connection attempt under way, if any (ready() waits for it). */
@@ -51,6 +55,27 @@ export class DueNotifier {
 
   subscribe(listener: (dueAt: number) => void, deps: ListenLoopDeps = {}): () => void {
     this.listeners.add(listener);
+    this.listen(deps);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  /**
+   * Calls `listener` when a node joined, left, was taken over or moved shards (payload
+   * "nodes", see shard-leases.ts), and after a reconnect (notifications may have been
+   * missed meanwhile).
+   */
+  subscribeNodes(listener: () => void, deps: ListenLoopDeps = {}): () => void {
+    this.nodeListeners.add(listener);
+    this.listen(deps);
+    return () => {
+      this.nodeListeners.delete(listener);
+    };
+  }
+
+  /** Opens the LISTEN connection if no subscriber has yet. */
+  private listen(deps: ListenLoopDeps): void {
     if (!this.loop && !this.closed) {
       this.loop = new ServiceLoop({
         name: "listen-connection",
@@ -64,9 +89,6 @@ export class DueNotifier {
       this.loop.start(null);
       void this.loop.runNow();
     }
-    return () => {
-      this.listeners.delete(listener);
-    };
   }
 
   /** Records what the watcher read, so writes notify only when they beat it. */
@@ -115,6 +137,7 @@ export class DueNotifier {
       if (this.client === client) lost(err);
     });
     client.on("notification", (msg) => {
+      if (msg.payload === NODES_CHANGED) return this.emitNodes();
       const due = Number(msg.payload);
       if (!Number.isFinite(due)) return;
       if (this.known === null || due < this.known) this.known = due;
@@ -138,8 +161,21 @@ export class DueNotifier {
     client.on("end", () => {
       if (this.client === client) lost(new Error("connection ended"));
     });
-    if (this.connectedOnce) this.emit(0);
+    if (this.connectedOnce) {
+      this.emit(0);
+      this.emitNodes();
+    }
     this.connectedOnce = true;
+  }
+
+  private emitNodes(): void {
+    for (const l of this.nodeListeners) {
+      try {
+        l();
+      } catch (err) {
+        this.onError(err instanceof Error ? err : new Error(String(err)));
+      }
+    }
   }
 
   private emit(due: number): void {
@@ -164,5 +200,6 @@ export class DueNotifier {
     this.client = null;
     if (c) await c.end().catch(() => {});
     this.listeners.clear();
+    this.nodeListeners.clear();
   }
 }

@@ -29,6 +29,7 @@ export async function startPostgresNode(
     logger,
     onChange: params.onShardsChange,
     loops: params.loops,
+    ...(params.onPeerLost === undefined ? {} : { onPeerLost: params.onPeerLost }),
     ...(timing.shardHeartbeatMs === undefined ? {} : { heartbeatMs: timing.shardHeartbeatMs }),
   });
   const maintenance = new PartitionMaintenance(ctx, {

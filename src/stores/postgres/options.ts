@@ -59,9 +59,9 @@ export interface PostgresStoreOptions {
   /** Lock timeout for partition DDL, in ms: DDL gives way to traffic. Default 2,000. */
   readonly ddlLockTimeoutMs?: number;
   /**
-   * Pause between a firing node's shard-lease heartbeats, in ms (see ShardLeasesOptions):
-   * the idle cost of a node against what a dead node's shards wait (about 4 heartbeats).
-   * Default 1,000.
+   * Pause between a firing node's shard-lease heartbeats, in ms (see ShardLeasesOptions).
+   * A dead node is found by its liveness lock at once, not by heartbeats; they bound only
+   * a node whose session lingers (its shards wait about 4 heartbeats). Default 30,000.
    */
   readonly shardHeartbeatMs?: number;
   /** Pause between a firing node's partition maintenance passes, in ms. Default 60,000. */

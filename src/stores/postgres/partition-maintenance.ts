@@ -54,12 +54,17 @@ type MaintenanceContext = Pick<
  * Keeps `jobs_live` partitioned ahead of time and sheds the past: each pass creates the
  * partitions of the next `aheadBuckets` buckets (moving rows the default partition holds
  * for those ranges) and the next history periods, then drops live partitions whose range
- * has passed and which hold no job, and vacuums `jobs_claimed`. History retention
+ * has passed and which hold no job (once per bucket: a pass within the bucket of the last
+ * one skips this), and vacuums `jobs_claimed` when it has dead rows. History retention
  * (dropping old history partitions) is `historyPurge`, driven by the engine's retention
  * loop. A PeriodicTask: the first pass at start(), then one every intervalMs.
  */
 export class PartitionMaintenance extends PeriodicTask<MaintenanceResult> {
   private readonly o: Required<Omit<PartitionMaintenanceOptions, "logger" | "loops">>;
+  /** Bucket and history period of the last pass that kept the partitions, if any. */
+  private keptFor: { bucket: number; period: number } | null = null;
+  /** Whether the last drop left a past partition (it held work): look again next pass. */
+  private pastLeft = false;
 
   constructor(
     private readonly ctx: MaintenanceContext,
@@ -91,12 +96,28 @@ export class PartitionMaintenance extends PeriodicTask<MaintenanceResult> {
     const period = bucketOf(now, hw);
     for (let i = 0; i <= this.o.historyAheadPeriods; i++) history.push(period + i * hw);
     try {
-      // The catalog may have changed under us (another node dropped or created partitions).
-      partitions.forget();
-      let created = await partitions.ensure("jobs_live", live);
-      created += await partitions.ensure("jobs_history", history);
-      const dropped = await partitions.dropEmptyLive(current - this.o.dropAfterBuckets * w);
-      await this.ctx.pool.query(this.ctx.sql.claimedVacuum);
+      let created = 0;
+      let dropped: string[] = [];
+      // Within one bucket and history period there is nothing new to create, and no
+      // partition newly past: the catalog is read (3 statements) once per bucket, not per
+      // pass, which keeps an idle node's cost down. Past partitions still holding work are
+      // looked at every pass until they are dropped.
+      const kept = this.keptFor;
+      const moved = kept === null || kept.bucket !== current || kept.period !== period;
+      if (moved) {
+        // The catalog may have changed under us (another node dropped or created partitions).
+        partitions.forget();
+        created = await partitions.ensure("jobs_live", live);
+        created += await partitions.ensure("jobs_history", history);
+      }
+      const cutoff = current - this.o.dropAfterBuckets * w;
+      if (moved || this.pastLeft) {
+        dropped = await partitions.dropEmptyLive(cutoff);
+        this.pastLeft = partitions.hasKnownBefore("jobs_live", cutoff);
+      }
+      this.keptFor = { bucket: current, period };
+      const need = await this.ctx.pool.query<{ needed: boolean }>(this.ctx.sql.claimedVacuumNeeded);
+      if (need.rows[0]?.needed !== false) await this.ctx.pool.query(this.ctx.sql.claimedVacuum);
       return { created, dropped };
     } catch (err) {
       throw new Error("partition maintenance pass", { cause: err });

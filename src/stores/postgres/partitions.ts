@@ -211,6 +211,13 @@ export class Partitions {
     }
   }
 
+  /** Whether a known partition of `table` ends at or before `before` (no catalog read). */
+  hasKnownBefore(table: PartitionedTable, before: number): boolean {
+    const width = this.widthMs[table];
+    for (const from of this.known[table]) if (from + width <= before) return true;
+    return false;
+  }
+
   /** Forgets cached partitions (after another node may have dropped some). */
   forget(): void {
     this.known.jobs_live.clear();

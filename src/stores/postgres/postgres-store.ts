@@ -132,6 +132,9 @@ export class PostgresStore implements Store {
       { jobs_live: this.bucketWidthMs, jobs_history: this.historyWidthMs },
       o.ddlLockTimeoutMs,
     );
+    const session = connectorFor(o.session.location, o.session.hosts);
+    const sessionClient = () => new session.Client(session.config(0));
+    this.notifier = new DueNotifier(sessionClient, this.sql, o.onError);
     this.context = Object.freeze({
       pool,
       schema: o.schema,
@@ -140,13 +143,9 @@ export class PostgresStore implements Store {
       historyWidthMs: this.historyWidthMs,
       shardCount: this.shardCount,
       partitions: this.partitions,
+      sessionClient,
+      notifier: this.notifier,
     });
-    const session = connectorFor(o.session.location, o.session.hosts);
-    this.notifier = new DueNotifier(
-      () => new session.Client(session.config(0)),
-      this.sql,
-      o.onError,
-    );
   }
 
   /** Connects, applies migrations (advisory-locked) and reads the schema's fixed settings. */
@@ -385,20 +384,26 @@ export class PostgresStore implements Store {
   }
 
   async leasesExpire(params: { now: number; limit: number }): Promise<LeaseExpiryResult> {
-    if (params.limit <= 0) return { requeued: 0, dead: 0 };
+    if (params.limit <= 0) return { requeued: 0, dead: 0, nextExpiresAt: null };
     const error = "lease expired before the job was acknowledged";
     await this.ensureHistory(params.now);
     const { rows } = await this.run("expiring leases", () =>
       withRetry(() =>
-        this.pool.query<{ dead: number; requeued: number; earliest: number | null }>(
-          this.sql.leasesExpire,
-          [params.now, params.limit, error],
-        ),
+        this.pool.query<{
+          dead: number;
+          requeued: number;
+          earliest: number | null;
+          next_expires_at: number | null;
+        }>(this.sql.leasesExpire, [params.now, params.limit, error]),
       ),
     );
     // The requeued jobs may be of other nodes' shards: wake their owners as a write would.
     await this.notifyRequeued(rows[0]?.earliest ?? null, params.now);
-    return { requeued: rows[0]?.requeued ?? 0, dead: rows[0]?.dead ?? 0 };
+    return {
+      requeued: rows[0]?.requeued ?? 0,
+      dead: rows[0]?.dead ?? 0,
+      nextExpiresAt: rows[0]?.next_expires_at ?? null,
+    };
   }
 
   /**

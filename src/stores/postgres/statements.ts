@@ -268,7 +268,8 @@ export function statements(schema: string) {
     /**
      * Expired leases (index jobs_claimed_lease), oldest first, SKIP LOCKED so two sweepers
      * split the work: back to jobs_live (same due time) or to history as dead when no
-     * attempts are left. The fence stays: only a claim bumps it.
+     * attempts are left. The fence stays: only a claim bumps it. Also reads the earliest
+     * lease left running (the same index, one descent), for the sweeper's next wake-up.
      */
     leasesExpire: `WITH exp AS (
         SELECT shard, id FROM ${s}.jobs_claimed WHERE lease_expires_at <= $1::bigint
@@ -302,7 +303,9 @@ export function statements(schema: string) {
         FROM del
       )
       SELECT (SELECT count(*) FROM dead)::int AS dead, (SELECT count(*) FROM requeued)::int AS requeued,
-        (SELECT min(due_at) FROM requeued)::bigint AS earliest`,
+        (SELECT min(due_at) FROM requeued)::bigint AS earliest,
+        (SELECT min(lease_expires_at) FROM ${s}.jobs_claimed
+          WHERE lease_expires_at > $1::bigint)::bigint AS next_expires_at`,
 
     /**
      * The lease heartbeat: every claim of one owner, one statement. jobs_claimed holds only
@@ -385,27 +388,66 @@ export function statements(schema: string) {
       ORDER BY due_at, id LIMIT $6`,
 
     /**
-     * A node's heartbeat, in one statement: records it alive until $2 + ttl $3, forgets
-     * nodes whose ttl ran out (their leases run out on their own, same ttl, and are taken
-     * over by shardsMove), renews its own unexpired leases, and reads the live node ids
-     * (itself included, sorted: every node computes the same assignment from it). The
-     * tables are tiny (one row per node, one per shard): primary keys only.
+     * A node's heartbeat, in one statement: records incarnation $4 of node $1 alive until
+     * $2 + ttl $3 (a restart's first heartbeat replaces the incarnation), forgets nodes
+     * whose ttl ran out (their leases run out on their own, same ttl, and are taken over by
+     * shardsMove), renews its own unexpired leases, and reads the live nodes (itself
+     * included, sorted: every node computes the same assignment from it) with their
+     * incarnations (the liveness locks to wait on). The tables are tiny (one row per node,
+     * one per shard): primary keys only.
      */
     shardHeartbeat: `WITH me AS (
         INSERT INTO ${s}.nodes (node_id, started_at, heartbeat_at, expires_at)
-        VALUES ($1, $2::bigint, $2::bigint, $2::bigint + $3::bigint)
-        ON CONFLICT (node_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at,
-          expires_at = excluded.expires_at
+        VALUES ($1, $4::bigint, $2::bigint, $2::bigint + $3::bigint)
+        ON CONFLICT (node_id) DO UPDATE SET started_at = excluded.started_at,
+          heartbeat_at = excluded.heartbeat_at, expires_at = excluded.expires_at
       ), dead AS (
         DELETE FROM ${s}.nodes WHERE expires_at <= $2::bigint AND node_id <> $1
       ), renewed AS (
         UPDATE ${s}.shard_leases SET expires_at = $2::bigint + $3::bigint
         WHERE owner = $1 AND expires_at > $2::bigint
         RETURNING shard
+      ), peers AS (
+        SELECT node_id, started_at FROM ${s}.nodes WHERE expires_at > $2::bigint AND node_id <> $1
       )
-      SELECT ARRAY(SELECT node_id FROM ${s}.nodes WHERE expires_at > $2::bigint AND node_id <> $1
-                   UNION SELECT $1 ORDER BY 1) AS nodes,
+      SELECT ARRAY(SELECT node_id FROM peers UNION SELECT $1 ORDER BY 1) AS nodes,
+             ARRAY(SELECT node_id FROM peers ORDER BY node_id) AS peer_ids,
+             ARRAY(SELECT started_at FROM peers ORDER BY node_id) AS peer_started,
              (SELECT array_agg(shard ORDER BY shard) FROM renewed) AS renewed`,
+    /**
+     * Takeover of a node whose liveness lock was released (node-liveness.ts), if the
+     * registry still names that incarnation ($2): its registry row and shard leases go (the
+     * shards are free for shardsMove at once) and its claims' leases end now ($3; owners
+     * "$1/..."), so the lease sweeper puts them back as it would once they ran out (attempt
+     * counted, fence kept). Every node is told to heartbeat ($4: the schema's channel).
+     * jobs_claimed holds only work in flight: the owner filter needs no index.
+     */
+    nodeTakeover: `WITH gone AS (
+        DELETE FROM ${s}.nodes WHERE node_id = $1 AND started_at = $2::bigint RETURNING node_id
+      ), leases AS (
+        DELETE FROM ${s}.shard_leases WHERE owner = $1 AND EXISTS (SELECT 1 FROM gone)
+        RETURNING shard
+      ), claims AS (
+        UPDATE ${s}.jobs_claimed SET lease_expires_at = $3::bigint
+        WHERE left(lease_owner, length($1::text) + 1) = $1::text || '/'
+          AND lease_expires_at > $3::bigint AND EXISTS (SELECT 1 FROM gone)
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM gone)::int AS gone, (SELECT count(*) FROM leases)::int AS shards,
+        (SELECT count(*) FROM claims)::int AS claims,
+        (SELECT count(*) FROM (SELECT pg_notify($4, 'nodes') FROM gone) n)::int AS notified`,
+    /**
+     * Liveness locks (node-liveness.ts), session-level, keyed by (schema, node@incarnation):
+     * held by the node, waited for (shared) by its peers. The two-key form never meets the
+     * migration and partition locks (one bigint key each).
+     */
+    livenessHold: `SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS locked`,
+    livenessTry: `SELECT pg_try_advisory_lock_shared(hashtext($1), hashtext($2)) AS free`,
+    livenessWait: `SELECT pg_advisory_lock_shared(hashtext($1), hashtext($2))`,
+    /** A waiting backend notices a vanished client within a second (PostgreSQL 14+). */
+    livenessCheckInterval: `SET client_connection_check_interval = 1000`,
+    /** A node joined, left or moved shards: every node heartbeats now (shard-leases.ts). */
+    nodesChanged: `SELECT pg_notify($1, 'nodes')`,
     /**
      * Moves node $1's leases to its assigned shards $4: releases the others, takes each
      * assigned shard that is free, its own, or whose lease ran out (a dead node's), keeping
@@ -428,8 +470,9 @@ export function statements(schema: string) {
       SELECT (SELECT array_agg(shard ORDER BY shard) FROM rel) AS released,
              (SELECT array_agg(shard ORDER BY shard) FROM held) AS held`,
     /** A node stopping cleanly: its leases and its registry row go in one statement. */
-    shardsLeave: `WITH l AS (DELETE FROM ${s}.shard_leases WHERE owner = $1)
-      DELETE FROM ${s}.nodes WHERE node_id = $1`,
+    shardsLeave: `WITH l AS (DELETE FROM ${s}.shard_leases WHERE owner = $1),
+        n AS (DELETE FROM ${s}.nodes WHERE node_id = $1)
+      SELECT pg_notify($2, 'nodes')`,
     /**
      * jobs_claimed sees an insert and a delete per fired job: partition maintenance vacuums
      * it every pass so its size stays bounded by (fire rate x interval) instead of waiting
@@ -437,6 +480,13 @@ export function statements(schema: string) {
      * enough. (VACUUM cannot run inside a transaction: sent on its own.)
      */
     claimedVacuum: `VACUUM (SKIP_LOCKED) ${s}.jobs_claimed`,
+    /**
+     * Whether jobs_claimed has dead rows to vacuum (the statistics' count, which lags by a
+     * second or so): a VACUUM is several transactions even on an empty table, so an idle
+     * node skips it. Unknown (no statistics) counts as yes.
+     */
+    claimedVacuumNeeded: `SELECT coalesce(n_dead_tup > 0, true) AS needed FROM pg_stat_user_tables
+      WHERE relid = '${s}.jobs_claimed'::regclass`,
 
     /**
      * LISTEN/NOTIFY wake-ups (due-notifier.ts): one channel per schema, a payload of the

@@ -222,7 +222,8 @@ export function expireLeases(ctx: SqliteContext, now: number, limit: number): Le
     }
   }
   ctx.flush(deltas);
-  return { requeued, dead };
+  const next = ctx.s.leasesNextExpiry.get() as { at: number | null };
+  return { requeued, dead, nextExpiresAt: next.at };
 }
 
 /**

@@ -270,6 +270,8 @@ export const SQL = {
       j.max_attempts AS max_attempts
     FROM claims c CROSS JOIN jobs j ON j.seq = c.seq
     WHERE c.lease_expires_at <= ? ORDER BY c.lease_expires_at LIMIT ?`,
+  /** The earliest lease left (index claims_lease: one descent). */
+  leasesNextExpiry: `SELECT min(lease_expires_at) AS at FROM claims`,
   /**
    * The lease heartbeat. `claims` holds only the jobs in flight (a few thousand rows at
    * most), so a scan filtered by owner is cheaper than keeping an owner index on every claim.
