@@ -101,8 +101,16 @@ describe("shard leases on the engine's clock", () => {
     const store = await open({ shardCount: 24 });
     const clockA = new ManualClock(T0);
     const clockB = new ManualClock(T0);
+    // Death here is a stopped clock, which no liveness lock sees (its session lives on):
+    // the heartbeats alone, and no NOTIFY-driven beats outside the manual clock.
     const node = (id: string, clock: ManualClock) =>
-      new ObservedLeases(store.context, { nodeId: id, clock, heartbeatMs: HB, ttlMs: TTL });
+      new ObservedLeases(store.context, {
+        nodeId: id,
+        clock,
+        heartbeatMs: HB,
+        ttlMs: TTL,
+        detectDeadNodes: false,
+      });
     const a = node("a", clockA);
     const b = node("b", clockB);
     try {
