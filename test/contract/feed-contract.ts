@@ -133,7 +133,7 @@ export function describeFeedContract(name: string, makeStore: () => Promise<Stor
         limit: 1,
       });
       const expired = await store.leasesExpire({ now: T0 + 60 + 2000, limit: 10 });
-      expect(expired).toEqual({ requeued: 1, dead: 0 });
+      expect(expired).toEqual({ requeued: 1, dead: 0, nextExpiresAt: null });
 
       const all = await readAll("acme");
       const released = all.filter((x) => x.kind === "released").map((x) => x.id);
