@@ -44,13 +44,22 @@ export { TimingWheel } from "./engine/timing-wheel.js";
 export type { ScheduleInput } from "./core/schedule-input.js";
 export { validateScheduleInput } from "./core/schedule-input.js";
 export { parseDueTime } from "./core/time-input.js";
-export type { Job, JobStateInfo, JobStatus, JobTransition, JsonValue, NewJob } from "./core/job.js";
+export type {
+  Job,
+  JobStateInfo,
+  JobStatus,
+  JobTransition,
+  JsonValue,
+  KeyMode,
+  NewJob,
+} from "./core/job.js";
 export {
   JOB_STATES,
   JOB_STATUSES,
   JOB_TRANSITIONS,
   LIVE_STATUSES,
   FINISHED_STATUSES,
+  KEY_MODES,
 } from "./core/job.js";
 export { ManualClock, systemClock } from "./core/clock.js";
 export { CHANGE_KINDS } from "./core/change.js";

@@ -5,6 +5,7 @@ import type { ClockJump } from "../engine/clock-jumps.js";
 export interface JobChange {
   readonly kind:
     | "scheduled"
+    | "replaced"
     | "cancelled"
     | "rescheduled"
     | "retried"

@@ -1,6 +1,6 @@
 import type { Job, JobStatus } from "../core/job.js";
 import type { PrepareItem } from "../core/schedule-input.js";
-import type { BucketCount } from "../store/store.js";
+import type { BucketCount, InsertOutcome } from "../store/store.js";
 import type { ClockJumpSummary } from "../engine/clock-jumps.js";
 import type { LatenessSummary } from "./lateness.js";
 
@@ -46,8 +46,14 @@ export interface StoreInfo {
 /** What `schedule` resolves to. */
 export interface ScheduleResult {
   readonly job: Job;
-  /** False when the idempotency key matched a live job, which is returned instead. */
+  /** True only when a new job was stored (outcome `created`). */
   readonly created: boolean;
+  /**
+   * `created`; `existing` (the key's live job, kept); `replaced` (keyMode replace/debounce:
+   * the key's pending job took the new definition); `too-late` (the key's job is claimed
+   * already: nothing changed, the job comes back as it is).
+   */
+  readonly outcome: InsertOutcome;
 }
 
 export interface ListPage {

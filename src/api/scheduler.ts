@@ -14,7 +14,13 @@ import {
 } from "../core/schedule-input.js";
 import { dueTimeFieldsOf, resolveDueTime, type DueTimeFields } from "../core/due-time.js";
 import { requireInteger, requireString } from "../core/validate.js";
-import type { BucketCount, CancelResult, RescheduleResult, Store } from "../store/store.js";
+import {
+  insertPlaced,
+  type BucketCount,
+  type CancelResult,
+  type RescheduleResult,
+  type Store,
+} from "../store/store.js";
 import type { Handler } from "../engine/dispatcher.js";
 import type { FairShare } from "../engine/fair-queue.js";
 import { Engine } from "../engine/engine.js";
@@ -69,7 +75,7 @@ export type {
   SchedulesPage,
 } from "./series.js";
 export type { Occurrence } from "../core/recurrence/index.js";
-export type { BucketCount, CancelResult, RescheduleResult } from "../store/store.js";
+export type { BucketCount, CancelResult, InsertOutcome, RescheduleResult } from "../store/store.js";
 export type {
   ClockStats,
   DueTime,
@@ -264,10 +270,13 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     }
     const results = await this.store.jobsInsert({ jobs: withTraceContext(jobs), now });
     let earliest = Infinity;
-    for (const r of results) if (r.created && r.job.dueAt < earliest) earliest = r.job.dueAt;
+    for (const r of results) if (insertPlaced(r) && r.job.dueAt < earliest) earliest = r.job.dueAt;
     if (earliest !== Infinity) this.engine.wakeFor(earliest);
     if (this.listenerCount("changed") > 0) {
-      for (const r of results) if (r.created) this.events.changed("scheduled", r.job);
+      for (const r of results) {
+        if (r.outcome === "created") this.events.changed("scheduled", r.job);
+        else if (r.outcome === "replaced") this.events.changed("replaced", r.job);
+      }
     }
     return results;
   }
@@ -282,6 +291,30 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   async getByKey(key: string, opts: { tenant?: string } = {}): Promise<Job | null> {
     requireString(key, "key", { max: MAX_KEY_LENGTH });
     return this.store.jobGetByKey({ tenant: opts.tenant ?? this.options.defaultTenant, key });
+  }
+
+  /**
+   * Cancels the live job of `tenant` (default: the default tenant) holding idempotency key
+   * `key`, as `cancel` does by id: `cancelled`, `too-late` (it is firing), or `not-found` (no
+   * live job holds the key: none ever did, or it finished and freed it).
+   */
+  async cancelByKey(key: string, opts: { tenant?: string } = {}): Promise<CancelResult> {
+    const job = await this.getByKey(key, opts);
+    if (!job) return { outcome: "not-found" };
+    return this.cancel(job.id, { tenant: job.tenant });
+  }
+
+  /**
+   * Reschedules the live job holding `key`, as `reschedule` does by id (same outcomes, the
+   * same `expectedVersion` check): the job the key names when the call reads it.
+   */
+  async rescheduleByKey(
+    key: string,
+    dueAt: DueTime | DueTimeFields,
+    opts: MoveOptions = {},
+  ): Promise<RescheduleResult> {
+    requireString(key, "key", { max: MAX_KEY_LENGTH });
+    return this.move("reschedule", { key }, dueAt, opts);
   }
 
   /** Now on the scheduler's clock (epoch ms): the "now" its due times are read against. */
@@ -374,7 +407,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     dueAt: DueTime | DueTimeFields,
     opts: MoveOptions = {},
   ): Promise<RescheduleResult> {
-    return this.move("reschedule", id, dueAt, opts);
+    return this.move("reschedule", { id }, dueAt, opts);
   }
 
   /**
@@ -392,16 +425,19 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       delayMs === undefined
         ? (dueAt ?? this.clock.now())
         : { dueAt, delayMs, timeZone: rest.timeZone, locale: rest.locale };
-    return this.move("retry", id, when, rest);
+    return this.move("retry", { id }, when, rest);
   }
 
+  /** Reschedule or retry the job `ref` names: by id, or (reschedule) the key's live job. */
   private async move(
     kind: "reschedule" | "retry",
-    id: string,
+    ref: { id: string } | { key: string },
     when: DueTime | DueTimeFields,
     opts: MoveOptions,
   ): Promise<RescheduleResult> {
-    if (typeof id !== "string") throw new InvalidJobError("id", "a job id string", id);
+    if ("id" in ref && typeof ref.id !== "string") {
+      throw new InvalidJobError("id", "a job id string", ref.id);
+    }
     const now = this.clock.now();
     const fields = dueTimeFieldsOf(when, opts);
     const dueAt = resolveDueTime(fields, {
@@ -413,11 +449,15 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (opts.expectedVersion !== undefined) {
       requireInteger(opts.expectedVersion, "expectedVersion", 0, Number.MAX_SAFE_INTEGER);
     }
+    // by key: the job the key names now, checked (fully validated) like one named by id
+    const holder = "key" in ref ? await this.getByKey(ref.key, tenantOf(opts)) : null;
+    if ("key" in ref && !holder) return { outcome: "not-found" };
+    const tenant = holder?.tenant ?? opts.tenant;
     const params = {
-      id,
+      id: holder?.id ?? (ref as { id: string }).id,
       dueAt,
       now,
-      ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
+      ...(tenant === undefined ? {} : { tenant }),
       ...(opts.expectedVersion === undefined ? {} : { expectedVersion: opts.expectedVersion }),
     };
     const r =
@@ -532,4 +572,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   idle(): Promise<void> {
     return this.engine.idle();
   }
+}
+
+function tenantOf(opts: { tenant?: string }): { tenant?: string } {
+  return opts.tenant === undefined ? {} : { tenant: opts.tenant };
 }

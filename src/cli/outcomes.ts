@@ -3,13 +3,15 @@ import { outcomeView } from "../api/job-view.js";
 import { EXIT } from "./errors.js";
 import { out, outJson } from "./context.js";
 import { formatInZone, formatRelative } from "./format.js";
+import { notFoundText, type JobRef } from "./job-ref.js";
 
 /** Prints what a reschedule or retry did and returns its exit code. */
 export function reportMove(
   r: RescheduleResult,
-  id: string,
+  ref: JobRef,
   o: { json?: boolean; timeZone: string; verb: "rescheduled" | "retrying" },
 ): number {
+  const id = r.outcome === "not-found" ? ("id" in ref ? ref.id : "") : r.job.id;
   if (o.json) outJson(outcomeView(r, id));
   switch (r.outcome) {
     case "rescheduled":
@@ -40,7 +42,7 @@ export function reportMove(
       }
       return EXIT.versionConflict;
     case "not-found":
-      if (!o.json) out(`not-found: no job ${id}`);
+      if (!o.json) out(notFoundText(ref));
       return EXIT.notFound;
   }
 }

@@ -89,6 +89,57 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/jobs/by-key/{key}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One job */
+    get: operations["getJobByKey"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/jobs/by-key/{key}/reschedule": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Move a pending job to a new due time (snooze) */
+    post: operations["rescheduleJobByKey"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/jobs/by-key/{key}/cancel": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Cancel a pending job, with a definite answer */
+    post: operations["cancelJobByKey"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/stats": {
     parameters: {
       query?: never;
@@ -467,8 +518,15 @@ export interface components {
       };
       /** @description Any JSON, sent as `payload` (default null; size limited) */
       payload?: unknown;
-      /** @description Idempotency key: a live job with it is returned instead (200) */
+      /** @description Idempotency key: while a live job holds it, keyMode says what this request does (200) */
       key?: string;
+      /**
+       * @description keep (default): the live job is returned unchanged; replace: the pending job takes this request's due time, payload, target and options (outcome replaced; 409 too-late if it is firing); debounce: as replace, the due time bounded by maxWaitMs after the first request
+       * @enum {string}
+       */
+      keyMode?: "keep" | "replace" | "debounce";
+      /** @description With keyMode debounce: fire at most this long after the first request */
+      maxWaitMs?: number;
       maxAttempts?: number;
       /** @description Misfire tolerance: expire instead of firing when this late */
       expireAfterMs?: number;
@@ -518,6 +576,11 @@ export interface components {
     };
     JobCreated: {
       created: boolean;
+      /**
+       * @description created: a new job; existing: the key's live job, unchanged; replaced: the key's pending job took the new definition; too-late (batch items only): the key's job is firing, nothing changed
+       * @enum {string}
+       */
+      outcome: "created" | "existing" | "replaced" | "too-late";
       /** @description The due time with the offset of timeZone (2026-12-03T10:00:00.000+01:00): the zone the request's time was read in */
       dueAtLocal?: string;
       /** @description The request's timeZone, else the service's */
@@ -821,7 +884,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The idempotency key matched a live job, which is returned; nothing new */
+      /** @description The idempotency key matched a live job: returned as it is (outcome existing) or replaced (outcome replaced) */
       200: {
         headers: {
           /** @description The job's version, quoted ("3"): send it as If-Match */
@@ -859,6 +922,15 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description keyMode replace or debounce met the key's job firing (too-late): nothing changed */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OutcomeErrorBody"];
         };
       };
       /** @description Body too large */
@@ -1143,6 +1215,206 @@ export interface operations {
         };
       };
       /** @description No such job (or another tenant's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Too late: the job is firing (claimed) or finished */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OutcomeErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  getJobByKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Idempotency key (URL-encoded): the tenant's live job holding it. A key whose job finished is free: 404. */
+        key: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The job */
+      200: {
+        headers: {
+          /** @description The job's version, quoted ("3"): send it as If-Match */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["JobEnvelope"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No live job of the tenant holds this key */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  rescheduleJobByKey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag read with the job: applies only if the job is still at that version */
+        "If-Match"?: string;
+      };
+      path: {
+        /** @description Idempotency key (URL-encoded): the tenant's live job holding it. A key whose job finished is free: 404. */
+        key: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["RescheduleInput"];
+      };
+    };
+    responses: {
+      /** @description Rescheduled */
+      200: {
+        headers: {
+          /** @description The job's version, quoted ("3"): send it as If-Match */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["JobOutcome"];
+        };
+      };
+      /** @description Invalid due time or If-Match */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No live job of the tenant holds this key */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Too late: the job is firing or finished */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OutcomeErrorBody"];
+        };
+      };
+      /** @description The job changed since the If-Match version */
+      412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OutcomeErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  cancelJobByKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Idempotency key (URL-encoded): the tenant's live job holding it. A key whose job finished is free: 404. */
+        key: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Cancelled: it will not fire */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["JobOutcome"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No live job of the tenant holds this key */
       404: {
         headers: {
           [name: string]: unknown;
@@ -2155,6 +2427,9 @@ export const OPERATIONS = {
   getJob: { method: "GET", path: "/v1/jobs/{id}" },
   rescheduleJob: { method: "POST", path: "/v1/jobs/{id}/reschedule" },
   cancelJob: { method: "POST", path: "/v1/jobs/{id}/cancel" },
+  getJobByKey: { method: "GET", path: "/v1/jobs/by-key/{key}" },
+  rescheduleJobByKey: { method: "POST", path: "/v1/jobs/by-key/{key}/reschedule" },
+  cancelJobByKey: { method: "POST", path: "/v1/jobs/by-key/{key}/cancel" },
   getStats: { method: "GET", path: "/v1/stats" },
   listChanges: { method: "GET", path: "/v1/changes" },
   mcpStream: { method: "GET", path: "/mcp" },

@@ -241,6 +241,38 @@ export interface NewJob {
   readonly scheduleId?: string | null;
   /** The occurrence's nominal time (with `scheduleId`), as Job.nominal. */
   readonly nominal?: string | null;
+  /**
+   * What a live job already holding `key` does with this one (see KeyMode). Default `keep`.
+   */
+  readonly keyMode?: KeyMode;
+  /**
+   * `debounce` only: the latest due time, in ms after the first call (the holder's
+   * `createdAt`), however often the job is pushed back. Null or absent: no bound.
+   */
+  readonly maxWaitMs?: number | null;
+}
+
+/**
+ * What scheduling a key that a live job holds does:
+ *  - `keep`: nothing; the live job comes back (plain idempotency).
+ *  - `replace`: the pending holder takes the new due time, payload, target and options
+ *    (same id, version + 1); a claimed holder cannot be replaced (`too-late`).
+ *  - `debounce`: as `replace`, with the due time bounded by `maxWaitMs` after the holder was
+ *    first scheduled, so a stream of calls fires at most that long after the first.
+ */
+export type KeyMode = "keep" | "replace" | "debounce";
+
+export const KEY_MODES: readonly KeyMode[] = Object.freeze(["keep", "replace", "debounce"]);
+
+/**
+ * The due time a replacing schedule gives the live `holder` of its key: the new job's, or
+ * for `debounce` at most `maxWaitMs` after the holder's first schedule. Both stores use it.
+ */
+export function replacementDueAt(holder: Job, j: NewJob): number {
+  if (j.keyMode !== "debounce" || j.maxWaitMs === undefined || j.maxWaitMs === null) {
+    return j.dueAt;
+  }
+  return Math.min(j.dueAt, holder.createdAt + j.maxWaitMs);
 }
 
 /**

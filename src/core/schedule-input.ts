@@ -1,9 +1,10 @@
 import { InvalidJobError, InvalidJobsError, type InvalidItem } from "./errors.js";
-import type { JsonValue, NewJob } from "./job.js";
+import { KEY_MODES, type JsonValue, type KeyMode, type NewJob } from "./job.js";
 import { MAX_DELAY_MS, resolveDueTime } from "./due-time.js";
 import {
   isObject,
   optionalInteger,
+  optionalOneOf,
   optionalString,
   prefixText,
   rejectUnknownFields,
@@ -36,8 +37,19 @@ export interface ScheduleInput {
   readonly targetOptions?: Record<string, unknown> | null;
   /** JSON payload handed to the target. Default null. */
   readonly payload?: JsonValue;
-  /** Idempotency key: scheduling the same key again returns the live job that has it. */
+  /** Idempotency key: what scheduling it again does while a live job holds it is `keyMode`'s. */
   readonly key?: string | null;
+  /**
+   * `keep` (default: the live job comes back), `replace` (the pending holder takes this
+   * job's due time, payload and options) or `debounce` (as replace, bounded by `maxWaitMs`).
+   * Needs `key`.
+   */
+  readonly keyMode?: KeyMode;
+  /**
+   * `debounce` only: the job fires at most this many ms after the first call that scheduled
+   * it, however often it is pushed back. Default: no bound.
+   */
+  readonly maxWaitMs?: number | null;
   /** Tenant owning the job. Default: the scheduler's default tenant. */
   readonly tenant?: string;
   /** Attempts before the job is dead. Default: the scheduler's `maxAttempts`. */
@@ -55,6 +67,8 @@ export const SCHEDULE_INPUT_FIELDS = [
   "targetOptions",
   "payload",
   "key",
+  "keyMode",
+  "maxWaitMs",
   "tenant",
   "maxAttempts",
   "expireAfterMs",
@@ -169,17 +183,50 @@ function validate(raw: unknown, ctx: ScheduleContext, prefix: FieldPrefix): NewJ
   const expireAfterMs =
     optionalInteger(input.expireAfterMs, "expireAfterMs", 0, MAX_DELAY_MS, prefix) ?? null;
 
+  const modes = keyModeFields(input, key, prefix);
+
   return {
     id: ctx.newId(),
     tenant,
     key,
-    dueAt,
+    // a debounced job's first call bounds it too: never later than maxWaitMs from now
+    dueAt: modes.maxWaitMs === undefined ? dueAt : Math.min(dueAt, ctx.now + modes.maxWaitMs),
+    ...modes,
     payload: payload.value,
     payloadJson: payload.json,
     target,
     targetOptions,
     maxAttempts,
     expireAfterMs,
+  };
+}
+
+/** `keyMode` and `maxWaitMs`, checked against each other and the key; `keep` is left out. */
+function keyModeFields(
+  input: Record<string, unknown>,
+  key: string | null,
+  prefix: FieldPrefix,
+): { keyMode?: KeyMode; maxWaitMs?: number } {
+  const keyMode = optionalOneOf(input.keyMode, "keyMode", KEY_MODES, prefix);
+  const maxWaitMs = optionalInteger(input.maxWaitMs, "maxWaitMs", 0, MAX_DELAY_MS, prefix);
+  if (keyMode !== undefined && keyMode !== "keep" && key === null) {
+    throw new InvalidJobError(
+      prefixText(prefix) + "key",
+      `a key (keyMode ${keyMode} replaces the job holding it)`,
+      input.key,
+    );
+  }
+  if (maxWaitMs !== undefined && keyMode !== "debounce") {
+    throw new InvalidJobError(
+      prefixText(prefix) + "keyMode",
+      "debounce (maxWaitMs bounds a debounce)",
+      input.keyMode,
+    );
+  }
+
+  return {
+    ...(keyMode === undefined || keyMode === "keep" ? {} : { keyMode }),
+    ...(maxWaitMs === undefined ? {} : { maxWaitMs }),
   };
 }
 

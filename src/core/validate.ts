@@ -108,6 +108,20 @@ export function requireString(
   );
 }
 
+/** One of `allowed`, or undefined when absent (undefined or null). */
+export function optionalOneOf<T extends string>(
+  value: unknown,
+  field: string,
+  allowed: readonly T[],
+  prefix: FieldPrefix = "",
+): T | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "string" && (allowed as readonly string[]).includes(value)) {
+    return value as T;
+  }
+  throw new InvalidJobError(prefixText(prefix) + field, `one of ${allowed.join(", ")}`, value);
+}
+
 export function optionalInteger(
   value: unknown,
   field: string,

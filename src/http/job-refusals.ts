@@ -17,7 +17,7 @@ export interface JobRefusal extends ErrorFacts {
 }
 
 /** What the refused change would have made of the job. */
-export type JobChangeVerb = "cancelled" | "rescheduled" | "retried";
+export type JobChangeVerb = "cancelled" | "rescheduled" | "retried" | "replaced";
 
 /** 409: the job is no longer in the state the change needs (firing, finished, or not dead). */
 export function tooLate(job: Job, verb: JobChangeVerb): JobRefusal {

@@ -14,6 +14,8 @@ const TOOL_FIELDS: Readonly<Record<string, string>> = {
   target: "webhook_url",
   targetOptions: "webhook_headers",
   key: "idempotency_key",
+  keyMode: "key_mode",
+  maxWaitMs: "max_wait_ms",
   maxAttempts: "max_attempts",
   expireAfterMs: "expire_after_ms",
   expectedVersion: "expected_version",

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { JOB_STATUSES, type JobStatus } from "../core/job.js";
+import { JOB_STATUSES, KEY_MODES, type JobStatus, type KeyMode } from "../core/job.js";
 import { fieldLabel } from "../core/errors.js";
 import { MAX_LOCALE } from "../core/locales.js";
 import { MAX_TIME_TEXT, MAX_TIME_ZONE } from "../core/time-input.js";
@@ -83,8 +83,24 @@ export const createTaskInput = strict({
   idempotency_key: text("idempotency_key", 256)
     .optional()
     .describe(
-      "Creating again with the same key returns the live task holding it instead of a second task.",
+      "Creating again with the same key returns the live task holding it instead of a second " +
+        "task (or replaces it: key_mode). task.status, task.cancel and task.reschedule accept " +
+        "it in place of job_id.",
     ),
+  key_mode: z
+    .enum(KEY_MODES as [KeyMode, ...KeyMode[]], {
+      error: expecting("key_mode", `one of ${KEY_MODES.join(", ")}`),
+    })
+    .optional()
+    .describe(
+      "With idempotency_key, while a live task holds it: keep (default) returns that task " +
+        "unchanged; replace gives it this call's time, description and options (outcome " +
+        "replaced; too-late if it is firing: nothing changes); debounce replaces it but never " +
+        "later than max_wait_ms after the first call.",
+    ),
+  max_wait_ms: integer("max_wait_ms", 0, MAX_DELAY_MS)
+    .optional()
+    .describe("With key_mode debounce: the task fires at most this long after the first call."),
   max_attempts: integer("max_attempts", 1, 1000)
     .optional()
     .describe("Attempts before the task is dead (webhook failures are retried). Default 3."),
@@ -117,10 +133,16 @@ export const listTasksInput = strict({
 });
 
 const TASK_ID = "The task's job_id (or id), as task.create and task.list return it.";
-/** A task is named by `job_id` (the prototype's name) or `id`: either, or both alike. */
+/**
+ * A task is named by `job_id` (the prototype's name) or `id`: either, or both alike; or by
+ * the idempotency key its live task holds.
+ */
 const taskIdFields = {
   job_id: text("job_id", 64).optional().describe(TASK_ID),
   id: text("id", 64).optional().describe(`The same as job_id. ${TASK_ID}`),
+  idempotency_key: text("idempotency_key", 256)
+    .optional()
+    .describe("Instead of job_id: the live task holding this idempotency key."),
 };
 
 export const taskIdInput = strict(taskIdFields);

@@ -39,7 +39,7 @@ export async function createTask(
     ...(args.timezone === undefined ? {} : { timezone: args.timezone }),
     ...(args.payload === undefined ? {} : { data: args.payload as JsonValue }),
   };
-  const { job, created } = await ctx.scheduler.schedule(
+  const { job, created, outcome } = await ctx.scheduler.schedule(
     {
       ...dueTime(args),
       tenant: ctx.tenant,
@@ -47,20 +47,30 @@ export async function createTask(
       targetOptions: target.options,
       payload: payload as unknown as JsonValue,
       ...(args.idempotency_key === undefined ? {} : { key: args.idempotency_key }),
+      ...(args.key_mode === undefined ? {} : { keyMode: args.key_mode }),
+      ...(args.max_wait_ms === undefined ? {} : { maxWaitMs: args.max_wait_ms }),
       ...(args.max_attempts === undefined ? {} : { maxAttempts: args.max_attempts }),
       ...(args.expire_after_ms === undefined ? {} : { expireAfterMs: args.expire_after_ms }),
     },
     { maxPastMs: ctx.maxPastMs },
   );
   const task = taskView(job);
-  const overdueMs = created ? ctx.scheduler.now() - job.dueAt : 0;
+  if (outcome === "too-late") {
+    return toolError(
+      `too-late: not replaced; task ${job.id} holding idempotency_key ${JSON.stringify(job.key)} is firing now. ${statusLine(task)}`,
+      { outcome, job_id: job.id, task },
+    );
+  }
+  const overdueMs = created || outcome === "replaced" ? ctx.scheduler.now() - job.dueAt : 0;
   const overdue =
     overdueMs > 0 ? `; it was due ${formatDuration(overdueMs)} ago (overdue): it runs now` : "";
-  const summary = created
-    ? `created: ${statusLine(task)}${overdue}`
-    : `existing: idempotency_key ${JSON.stringify(job.key)} is held by live task ${job.id}; nothing new was created. ${statusLine(task)}`;
-  return ok(summary, {
-    outcome: created ? "created" : "existing",
+  const summaries = {
+    created: `created: ${statusLine(task)}${overdue}`,
+    replaced: `replaced: live task ${job.id} holding idempotency_key ${JSON.stringify(job.key)} now reads: ${statusLine(task)}${overdue}`,
+    existing: `existing: idempotency_key ${JSON.stringify(job.key)} is held by live task ${job.id}; nothing new was created. ${statusLine(task)}`,
+  };
+  return ok(summaries[outcome], {
+    outcome,
     job_id: job.id,
     ...(overdueMs > 0 ? { overdue_ms: overdueMs } : {}),
     task,
@@ -92,10 +102,13 @@ export async function taskStatus(
   ctx: ToolContext,
   args: z.infer<typeof taskIdInput>,
 ): Promise<CallToolResult> {
-  const id = taskIdOf(args);
-  if (id === null) return noIdGiven();
-  const job = await ctx.scheduler.get(id, { tenant: ctx.tenant });
-  if (job === null) return notFound(id);
+  const ref = taskRefOf(args);
+  if (ref === null) return noIdGiven();
+  const job =
+    "key" in ref
+      ? await ctx.scheduler.getByKey(ref.key, { tenant: ctx.tenant })
+      : await ctx.scheduler.get(ref.id, { tenant: ctx.tenant });
+  if (job === null) return notFound(ref);
   const task = taskView(job);
   return ok(statusLine(task), { task });
 }
@@ -104,12 +117,16 @@ export async function cancelTask(
   ctx: ToolContext,
   args: z.infer<typeof taskIdInput>,
 ): Promise<CallToolResult> {
-  const id = taskIdOf(args);
-  if (id === null) return noIdGiven();
-  const r = await ctx.scheduler.cancel(id, { tenant: ctx.tenant });
+  const ref = taskRefOf(args);
+  if (ref === null) return noIdGiven();
+  const tenant = { tenant: ctx.tenant };
+  const r =
+    "key" in ref
+      ? await ctx.scheduler.cancelByKey(ref.key, tenant)
+      : await ctx.scheduler.cancel(ref.id, tenant);
   switch (r.outcome) {
     case "not-found":
-      return notFound(id);
+      return notFound(ref);
     case "cancelled": {
       const task = taskView(r.job);
       return ok(`cancelled: ${statusLine(task)}`, { outcome: "cancelled", task });
@@ -130,14 +147,18 @@ export async function rescheduleTask(
   ctx: ToolContext,
   args: z.infer<typeof rescheduleTaskInput>,
 ): Promise<CallToolResult> {
-  const id = taskIdOf(args);
-  if (id === null) return noIdGiven();
-  const r = await ctx.scheduler.reschedule(id, dueTime(args), {
+  const ref = taskRefOf(args);
+  if (ref === null) return noIdGiven();
+  const opts = {
     tenant: ctx.tenant,
     maxPastMs: ctx.maxPastMs,
     ...(args.expected_version === undefined ? {} : { expectedVersion: args.expected_version }),
-  });
-  if (r.outcome === "not-found") return notFound(id);
+  };
+  const r =
+    "key" in ref
+      ? await ctx.scheduler.rescheduleByKey(ref.key, dueTime(args), opts)
+      : await ctx.scheduler.reschedule(ref.id, dueTime(args), opts);
+  if (r.outcome === "not-found") return notFound(ref);
   const task = taskView(r.job);
   switch (r.outcome) {
     case "rescheduled":
@@ -179,8 +200,15 @@ function dueTime(args: {
   };
 }
 
-/** The task a call names: `job_id` or `id` (both may be given if they agree); null for none. */
-function taskIdOf(args: { job_id?: string | undefined; id?: string | undefined }): string | null {
+/**
+ * The task a call names: `job_id` or `id` (both may be given if they agree), or
+ * `idempotency_key` (alone); null for none.
+ */
+function taskRefOf(args: {
+  job_id?: string | undefined;
+  id?: string | undefined;
+  idempotency_key?: string | undefined;
+}): { id: string } | { key: string } | null {
   if (args.job_id !== undefined && args.id !== undefined && args.job_id !== args.id) {
     throw new InvalidJobError(
       "job_id",
@@ -188,7 +216,18 @@ function taskIdOf(args: { job_id?: string | undefined; id?: string | undefined }
       args.job_id,
     );
   }
-  return args.job_id ?? args.id ?? null;
+  const id = args.job_id ?? args.id;
+  if (args.idempotency_key !== undefined) {
+    if (id !== undefined) {
+      throw new InvalidJobError(
+        "idempotency_key",
+        "to be given instead of job_id (or id), not beside it",
+        args.idempotency_key,
+      );
+    }
+    return { key: args.idempotency_key };
+  }
+  return id === undefined ? null : { id };
 }
 
 function webhookTarget(
@@ -224,21 +263,30 @@ function webhookTarget(
   };
 }
 
-function notFound(id: string): CallToolResult {
-  return toolError(`not-found: no task ${id} (task not found)`, {
+function notFound(ref: { id: string } | { key: string }): CallToolResult {
+  if ("key" in ref) {
+    return toolError(
+      `not-found: no live task holds idempotency_key ${JSON.stringify(ref.key)} (task not found)`,
+      { outcome: "not-found", job_id: null, idempotency_key: ref.key },
+    );
+  }
+  return toolError(`not-found: no task ${ref.id} (task not found)`, {
     outcome: "not-found",
-    job_id: id,
-    id,
+    job_id: ref.id,
+    id: ref.id,
   });
 }
 
 /** A call naming no task finds none: a definite answer the model can act on. */
 function noIdGiven(): CallToolResult {
-  return toolError("not-found: no job_id (or id) given, so no task was found; pass job_id", {
-    outcome: "not-found",
-    job_id: null,
-    id: null,
-  });
+  return toolError(
+    "not-found: no job_id (or id) given, so no task was found; pass job_id (or idempotency_key)",
+    {
+      outcome: "not-found",
+      job_id: null,
+      id: null,
+    },
+  );
 }
 
 function ok(summary: string, structured: Record<string, unknown>): CallToolResult {

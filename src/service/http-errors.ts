@@ -85,6 +85,18 @@ export function jobNotFound(id: string): ApiError {
   );
 }
 
+/** No live job of the tenant holds this idempotency key (or it finished and freed it). */
+export function keyNotFound(key: string): ApiError {
+  return new ApiError(
+    404,
+    "not-found",
+    "key",
+    "the idempotency key of one of your live jobs",
+    key,
+    `no live job has key ${JSON.stringify(key)}`,
+  );
+}
+
 export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
   return reply.code(err.status).send(err.body());

@@ -19,6 +19,8 @@ export const HTTP_JOB_FIELDS = [
   "headers",
   "payload",
   "key",
+  "keyMode",
+  "maxWaitMs",
   "maxAttempts",
   "expireAfterMs",
 ] as const;

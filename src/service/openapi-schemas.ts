@@ -68,7 +68,19 @@ export const SCHEMAS: Record<string, unknown> = {
       payload: { description: "Any JSON, sent as `payload` (default null; size limited)" },
       key: {
         type: "string",
-        description: "Idempotency key: a live job with it is returned instead (200)",
+        description:
+          "Idempotency key: while a live job holds it, keyMode says what this request does (200)",
+      },
+      keyMode: {
+        type: "string",
+        enum: ["keep", "replace", "debounce"],
+        description:
+          "keep (default): the live job is returned unchanged; replace: the pending job takes this request's due time, payload, target and options (outcome replaced; 409 too-late if it is firing); debounce: as replace, the due time bounded by maxWaitMs after the first request",
+      },
+      maxWaitMs: {
+        type: "integer",
+        minimum: 0,
+        description: "With keyMode debounce: fire at most this long after the first request",
       },
       maxAttempts: { type: "integer", minimum: 1, maximum: 1000 },
       expireAfterMs: {
@@ -150,9 +162,15 @@ export const SCHEMAS: Record<string, unknown> = {
   JobEnvelope: { type: "object", required: ["job"], properties: { job: ref("Job") } },
   JobCreated: {
     type: "object",
-    required: ["created", "job"],
+    required: ["created", "outcome", "job"],
     properties: {
       created: { type: "boolean" },
+      outcome: {
+        type: "string",
+        enum: ["created", "existing", "replaced", "too-late"],
+        description:
+          "created: a new job; existing: the key's live job, unchanged; replaced: the key's pending job took the new definition; too-late (batch items only): the key's job is firing, nothing changed",
+      },
       dueAtLocal: {
         type: "string",
         description:

@@ -1,13 +1,6 @@
 import { DASHBOARD_PATHS, DASHBOARD_SCHEMAS } from "./openapi-dashboard.js";
-import {
-  authErrors,
-  errorResponse,
-  etagHeader,
-  jobIdParam,
-  json,
-  ref,
-  SCHEMAS,
-} from "./openapi-schemas.js";
+import { authErrors, errorResponse, etagHeader, json, ref, SCHEMAS } from "./openapi-schemas.js";
+import { jobOperationPaths } from "./openapi-job-ops.js";
 import { MAX_BATCH } from "./routes/jobs.js";
 
 /**
@@ -43,11 +36,17 @@ export function openApiDocument(version: string): Record<string, unknown> {
               content: json(ref("JobCreated")),
             },
             "200": {
-              description: "The idempotency key matched a live job, which is returned; nothing new",
+              description:
+                "The idempotency key matched a live job: returned as it is (outcome existing) or replaced (outcome replaced)",
               headers: etagHeader,
               content: json(ref("JobCreated")),
             },
             "400": errorResponse("Invalid job (the field, what was expected, what was received)"),
+            "409": {
+              description:
+                "keyMode replace or debounce met the key's job firing (too-late): nothing changed",
+              content: json(ref("OutcomeErrorBody")),
+            },
             "413": errorResponse("Body too large"),
             "415": errorResponse("Body is not application/json"),
             ...authErrors,
@@ -135,73 +134,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
           },
         },
       },
-      "/v1/jobs/{id}": {
-        get: {
-          operationId: "getJob",
-          summary: "One job",
-          parameters: [jobIdParam],
-          responses: {
-            "200": {
-              description: "The job",
-              headers: etagHeader,
-              content: json(ref("JobEnvelope")),
-            },
-            "404": errorResponse("No such job (or another tenant's)"),
-            ...authErrors,
-          },
-        },
-      },
-      "/v1/jobs/{id}/reschedule": {
-        post: {
-          operationId: "rescheduleJob",
-          summary: "Move a pending job to a new due time (snooze)",
-          parameters: [
-            jobIdParam,
-            {
-              name: "If-Match",
-              in: "header",
-              description:
-                "The ETag read with the job: applies only if the job is still at that version",
-              schema: { type: "string" },
-            },
-          ],
-          requestBody: { required: true, content: json(ref("RescheduleInput")) },
-          responses: {
-            "200": {
-              description: "Rescheduled",
-              headers: etagHeader,
-              content: json(ref("JobOutcome")),
-            },
-            "400": errorResponse("Invalid due time or If-Match"),
-            "404": errorResponse("No such job (or another tenant's)"),
-            "409": {
-              description: "Too late: the job is firing or finished",
-              content: json(ref("OutcomeErrorBody")),
-            },
-            "412": {
-              description: "The job changed since the If-Match version",
-              content: json(ref("OutcomeErrorBody")),
-            },
-            ...authErrors,
-          },
-        },
-      },
-      "/v1/jobs/{id}/cancel": {
-        post: {
-          operationId: "cancelJob",
-          summary: "Cancel a pending job, with a definite answer",
-          parameters: [jobIdParam],
-          responses: {
-            "200": { description: "Cancelled: it will not fire", content: json(ref("JobOutcome")) },
-            "404": errorResponse("No such job (or another tenant's)"),
-            "409": {
-              description: "Too late: the job is firing (claimed) or finished",
-              content: json(ref("OutcomeErrorBody")),
-            },
-            ...authErrors,
-          },
-        },
-      },
+      ...jobOperationPaths(),
       "/v1/stats": {
         get: {
           operationId: "getStats",

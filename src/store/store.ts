@@ -37,8 +37,12 @@ export interface Store {
 
   /**
    * Stores jobs in one transaction: all or nothing. A job whose (tenant, key) matches a live
-   * job (or an earlier job of the same call) is not stored; the existing job comes back
-   * with `created: false`. Results are in input order.
+   * job is not stored; by its `keyMode` the holder comes back as it is (`keep`: outcome
+   * `existing`), or, while pending, takes the job's due time, payload, target and options
+   * (`replace`, `debounce`: outcome `replaced`, due time from replacementDueAt); a claimed
+   * holder is left as it is (`too-late`). A key repeated within one call: the first
+   * occurrence wins and the later ones answer its job (`existing`). Concurrent replacements of
+   * one key apply one after the other. Results are in input order.
    */
   jobsInsert(params: { jobs: readonly NewJob[]; now: number }): Promise<InsertResult[]>;
 
@@ -288,9 +292,17 @@ export interface NodeServices {
 
 export interface InsertResult {
   readonly job: Job;
-  /** False when an idempotency key matched an existing live job. */
+  /** True only for `outcome: "created"`: the job was stored as a new job. */
   readonly created: boolean;
+  readonly outcome: InsertOutcome;
 }
+
+/**
+ * What an insert did: stored a new job (`created`); found the key's live holder and kept it
+ * (`existing`); changed the pending holder (`replaced`); or found the holder claimed, so it
+ * could not be replaced and nothing changed (`too-late`, the holder comes back).
+ */
+export type InsertOutcome = "created" | "existing" | "replaced" | "too-late";
 
 export interface JobsListParams {
   readonly tenant?: string;
@@ -547,4 +559,12 @@ export function settlementRetryAt(st: Settlement): number | null {
   if (st.outcome === "retry") return st.retryAt;
   if (st.outcome === "release" && st.retryAt !== undefined) return st.retryAt;
   return null;
+}
+
+/**
+ * Whether an insert put a pending job at a (new) due time: created or replaced. Those are
+ * the results that may wake a watcher earlier.
+ */
+export function insertPlaced(r: InsertResult): boolean {
+  return r.outcome === "created" || r.outcome === "replaced";
 }

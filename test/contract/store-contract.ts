@@ -5,6 +5,7 @@ import type { Job, NewJob } from "../../src/core/job.js";
 import type { Store } from "../../src/store/store.js";
 import { describeCapabilityContract } from "./capability-contract.js";
 import { describeFeedContract } from "./feed-contract.js";
+import { describeKeyModeContract } from "./key-mode-contract.js";
 import { describePlacementContract } from "./placement-contract.js";
 import { describeSeriesContract } from "./series-contract.js";
 import { describeTenantContract } from "./tenant-contract.js";
@@ -756,6 +757,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
     });
   });
   describeTenantContract(name, makeStore);
+  describeKeyModeContract(name, makeStore);
   describePlacementContract(name, makeStore);
   describeCapabilityContract(name, makeStore);
   describeTraceContract(name, makeStore);

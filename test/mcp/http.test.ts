@@ -243,3 +243,76 @@ describe("MCP over streamable HTTP", () => {
     expect(typo.text).toMatch(/^scheduled_at: expected .*, received "in 3 lightyears"$/);
   });
 });
+
+describe("MCP keys (issue 13 §1)", () => {
+  it("replaces by key_mode and finds, moves and cancels a task by idempotency_key", async () => {
+    const a = await connect("key-a");
+    const b = await connect("key-b");
+    const first = await call(a, "task.create", {
+      description: "stand-up",
+      scheduled_at: "in 10 minutes",
+      idempotency_key: "standup:42",
+    });
+    expect(first.structured.outcome).toBe("created");
+    const replaced = await call(a, "task.create", {
+      description: "stand-up, moved",
+      scheduled_at: "in 20 minutes",
+      idempotency_key: "standup:42",
+      key_mode: "replace",
+    });
+    expect(replaced.isError).toBe(false);
+    expect(replaced.structured).toMatchObject({
+      outcome: "replaced",
+      job_id: first.structured.job_id,
+    });
+    expect(replaced.text).toMatch(/^replaced: live task /);
+
+    const byKey = await callTask(a, "task.status", { idempotency_key: "standup:42" });
+    expect(byKey).toMatchObject({
+      id: first.structured.job_id,
+      description: "stand-up, moved",
+      version: 2,
+    });
+    // another tenant's key is not found
+    const other = await call(b, "task.cancel", { idempotency_key: "standup:42" });
+    expect(other.isError).toBe(true);
+    expect(other.structured).toMatchObject({ outcome: "not-found", idempotency_key: "standup:42" });
+
+    const stale = await call(a, "task.reschedule", {
+      idempotency_key: "standup:42",
+      scheduled_at: "in 30 minutes",
+      expected_version: 1,
+    });
+    expect(stale.structured.outcome).toBe("version-conflict");
+    const moved = await callTask(a, "task.reschedule", {
+      idempotency_key: "standup:42",
+      scheduled_at: "in 30 minutes",
+      expected_version: 2,
+    });
+    expect(Date.parse(moved.scheduled_at)).toBe(T0 + 30 * 60_000);
+    const cancelled = await call(a, "task.cancel", { idempotency_key: "standup:42" });
+    expect(cancelled.structured).toMatchObject({ outcome: "cancelled" });
+    const gone = await call(a, "task.status", { idempotency_key: "standup:42" });
+    expect(gone.text).toBe(
+      'not-found: no live task holds idempotency_key "standup:42" (task not found)',
+    );
+
+    const both = await call(a, "task.cancel", { job_id: moved.id, idempotency_key: "x" });
+    expect(both.text).toMatch(/^idempotency_key: expected to be given instead of job_id/);
+    const bad = await call(a, "task.create", {
+      description: "x",
+      scheduled_at: "in 1 minute",
+      idempotency_key: "k",
+      key_mode: "merge",
+    });
+    expect(bad.text).toContain(
+      'key_mode: expected one of keep, replace, debounce, received "merge"',
+    );
+    const noKey = await call(a, "task.create", {
+      description: "x",
+      scheduled_at: "in 1 minute",
+      key_mode: "replace",
+    });
+    expect(noKey.text).toMatch(/^idempotency_key: expected a key \(keyMode replace/);
+  });
+});

@@ -43,8 +43,10 @@ describe("duetime mcp over stdio", () => {
       "description",
       "expire_after_ms",
       "idempotency_key",
+      "key_mode",
       "locale",
       "max_attempts",
+      "max_wait_ms",
       "payload",
       "scheduled_at",
       "timezone",
@@ -56,11 +58,16 @@ describe("duetime mcp over stdio", () => {
     expect(props.max_attempts).toMatchObject({ type: "integer", minimum: 1 });
     for (const [name, p] of Object.entries(props)) expect(p.description, name).toBeTruthy();
     expect(create.inputSchema).toMatchObject({ additionalProperties: false });
-    // job_id or id: neither is required by the schema, a call without either is "not found"
+    // job_id, id or idempotency_key: none is required by the schema, a call without any is
+    // "not found"
     for (const tool of ["task.status", "task.cancel"]) {
       const schema = byName.get(tool)!.inputSchema;
       expect(schema.required ?? [], tool).toEqual([]);
-      expect(Object.keys(schema.properties ?? {}).sort(), tool).toEqual(["id", "job_id"]);
+      expect(Object.keys(schema.properties ?? {}).sort(), tool).toEqual([
+        "id",
+        "idempotency_key",
+        "job_id",
+      ]);
     }
     expect(byName.get("task.reschedule")!.inputSchema.required).toEqual(["scheduled_at"]);
     expect(byName.get("task.list")!.inputSchema.required ?? []).toEqual([]);

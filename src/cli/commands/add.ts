@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { jobView } from "../../api/job-view.js";
-import type { JsonValue, ScheduleInput } from "../../index.js";
+import type { JsonValue, KeyMode, ScheduleInput } from "../../index.js";
+import type { Job as JobView } from "../../client/index.js";
 import { InvalidJobError } from "../../core/errors.js";
 import { EXIT } from "../errors.js";
 import {
@@ -13,12 +14,14 @@ import {
   withScheduler,
 } from "../context.js";
 import { describeJob, formatInZone } from "../format.js";
-import { callApi, describeJobView, remoteOf } from "../remote.js";
+import { callApi, describeJobView, remoteOf, RemoteOutcome } from "../remote.js";
 
 interface AddOptions {
   target: string;
   payload?: string;
   key?: string;
+  keyMode?: string;
+  maxWait?: string;
   tz?: string;
   locale?: string;
   tenant?: string;
@@ -40,6 +43,14 @@ export function registerAdd(program: Command): void {
     .requiredOption("--target <handler>", "handler name the job fires")
     .option("--payload <json>", "JSON payload handed to the handler")
     .option("--key <key>", "idempotency key: adding it again returns the live job holding it")
+    .option(
+      "--key-mode <mode>",
+      "with --key: keep (default: the live job stays), replace (the pending job takes this one's time and payload), debounce (replace, bounded by --max-wait)",
+    )
+    .option(
+      "--max-wait <ms>",
+      "with --key-mode debounce: fire at most this long after the first add",
+    )
     .option("--tz <iana>", "time zone for wall times and words (default: the system's)")
     .option("--locale <tag>", 'language of <when> in words: fr ("demain à 9h"), de, ja, zh-Hant...')
     .option("--tenant <tenant>", "tenant owning the job")
@@ -57,6 +68,7 @@ export function registerAdd(program: Command): void {
 Examples:
   duetime add "in 10 minutes" --target remind --payload '{"user":42}'
   duetime add "tomorrow 9am" --tz Europe/Paris --target wake --key wake-42
+  duetime add "in 30 seconds" --target flush --key user:42 --key-mode debounce --max-wait 120000
   duetime add 2026-12-01T09:00:00+01:00 --target report
   duetime add 2026-12-03T10:00 --tz Europe/Paris --target report   (a wall time in --tz)
   duetime add "demain à 9h" --locale fr --tz Europe/Paris --target wake`,
@@ -80,6 +92,7 @@ Examples:
             target: o.target,
             ...(o.payload === undefined ? {} : { payload: parsePayload(o.payload) }),
             ...(o.key === undefined ? {} : { key: o.key }),
+            ...keyModeFields(o),
             ...(o.header === undefined ? {} : { headers: parseHeaders(o.header) }),
             ...(o.maxAttempts === undefined
               ? {}
@@ -88,22 +101,28 @@ Examples:
               ? {}
               : { expireAfterMs: parseIntFlag(o.expireAfter, "--expire-after", 0, 2 ** 52)! }),
           };
-          const r = await callApi(remote, (c) => c.createJob(input));
+          const r = await callApi(remote, (c) => c.createJob(input)).catch((err: unknown) => {
+            if (err instanceof RemoteOutcome && err.status === 409) return err;
+            throw err;
+          });
+          if (r instanceof RemoteOutcome) {
+            const job = r.body.job as JobView;
+            if (o.json) outJson({ outcome: "too-late", job });
+            else out(tooLateText(job.id));
+            return EXIT.tooLate;
+          }
           const due = Date.parse(r.job.dueAt);
           if (o.json) {
             outJson({
               created: r.created,
+              outcome: r.outcome,
               job: r.job,
               dueAtIso: r.job.dueAt,
               dueAtLocal: formatInZone(due, timeZone),
               timeZone,
             });
           } else {
-            out(
-              r.created
-                ? `created job ${r.job.id}`
-                : `matched existing job ${r.job.id} (key ${JSON.stringify(r.job.key)}; nothing new scheduled)`,
-            );
+            out(outcomeText(r.outcome, r.job.id, r.job.key));
             out(describeJobView(r.job, timeZone, Date.now()));
           }
           return EXIT.ok;
@@ -122,6 +141,7 @@ Examples:
           target: o.target,
           ...(o.payload === undefined ? {} : { payload: parsePayload(o.payload) }),
           ...(o.key === undefined ? {} : { key: o.key }),
+          ...keyModeFields(o),
           ...(o.tenant === undefined ? {} : { tenant: o.tenant }),
           ...(o.maxAttempts === undefined
             ? {}
@@ -130,28 +150,50 @@ Examples:
             ? {}
             : { expireAfterMs: parseIntFlag(o.expireAfter, "--expire-after", 0, 2 ** 52)! }),
         };
-        const { job, created } = await withScheduler(cmd, (s) => s.schedule(input));
+        const { job, created, outcome } = await withScheduler(cmd, (s) => s.schedule(input));
+        if (outcome === "too-late") {
+          if (o.json) outJson({ outcome, job: jobView(job) });
+          else out(tooLateText(job.id));
+          return EXIT.tooLate;
+        }
         if (o.json) {
           // the one JSON view of a job, as the HTTP API (and add --url) prints it
           const view = jobView(job);
           outJson({
             created,
+            outcome,
             job: view,
             dueAtIso: view.dueAt,
             dueAtLocal: formatInZone(job.dueAt, timeZone),
             timeZone,
           });
         } else {
-          out(
-            created
-              ? `created job ${job.id}`
-              : `matched existing job ${job.id} (key ${JSON.stringify(job.key)}; nothing new scheduled)`,
-          );
+          out(outcomeText(outcome, job.id, job.key));
           out(describeJob(job, timeZone, Date.now()));
         }
         return EXIT.ok;
       }),
     );
+}
+
+/** --key-mode and --max-wait as the library's fields (which check them against --key). */
+function keyModeFields(o: AddOptions): { keyMode?: KeyMode; maxWaitMs?: number } {
+  return {
+    ...(o.keyMode === undefined ? {} : { keyMode: o.keyMode as KeyMode }),
+    ...(o.maxWait === undefined
+      ? {}
+      : { maxWaitMs: parseIntFlag(o.maxWait, "--max-wait", 0, 2 ** 52)! }),
+  };
+}
+
+function outcomeText(outcome: string, id: string, key: string | null): string {
+  if (outcome === "created") return `created job ${id}`;
+  if (outcome === "replaced") return `replaced job ${id} (key ${JSON.stringify(key)})`;
+  return `matched existing job ${id} (key ${JSON.stringify(key)}; nothing new scheduled)`;
+}
+
+function tooLateText(id: string): string {
+  return `too-late: job ${id} holding the key is firing now (claimed); nothing was replaced`;
 }
 
 function parseHeaders(raw: readonly string[]): Record<string, string> {

@@ -48,7 +48,7 @@ export function registerRetry(program: Command): void {
             ...(expectedVersion === undefined ? {} : { expectedVersion }),
           }),
         );
-        return reportMove(r, id, { json: o.json, timeZone, verb: "retrying" });
+        return reportMove(r, { id }, { json: o.json, timeZone, verb: "retrying" });
       }),
     );
 }

@@ -29,7 +29,7 @@ import type {
   EarlierDueLoop,
   Store,
 } from "../../store/store.js";
-import { settlementRetryAt } from "../../store/store.js";
+import { insertPlaced, settlementRetryAt } from "../../store/store.js";
 import { headCursor, purgeChanges, readChanges } from "./changes.js";
 import { Claims } from "./claim.js";
 import { connectorFor, createPool, inTransaction, withRetry } from "./connection.js";
@@ -219,7 +219,9 @@ export class PostgresStore implements Store {
     const results = jobs.some((j) => j.key !== null)
       ? await diskFullAs("inserting jobs", () =>
           withRetry(() =>
-            inTransaction(this.pool, (c) => insertKeyed(c, this.sql, jobs, place, now)),
+            inTransaction(this.pool, (c) =>
+              insertKeyed(c, this.sql, jobs, place, now, this.bucketWidthMs),
+            ),
           ),
         )
       : await this.run("inserting jobs", async () => {
@@ -227,10 +229,11 @@ export class PostgresStore implements Store {
           return jobs.map((j, i) => ({
             job: newPendingJob(j, place.bucket[i]!, place.shard[i]!, now),
             created: true,
+            outcome: "created" as const,
           }));
         });
     let earliest = Infinity;
-    for (const r of results) if (r.created && r.job.dueAt < earliest) earliest = r.job.dueAt;
+    for (const r of results) if (insertPlaced(r) && r.job.dueAt < earliest) earliest = r.job.dueAt;
     if (earliest !== Infinity) await this.notifyEarlier(earliest, now);
     return results;
   }

@@ -68,6 +68,34 @@ export function statements(schema: string) {
       RETURNING id`,
     keysLookup: `SELECT k.tenant, k.key, k.shard, k.id FROM ${s}.job_keys k
       JOIN unnest($1::text[], $2::text[]) AS u(tenant, key) ON k.tenant = u.tenant AND k.key = u.key`,
+    /**
+     * keysLookup for a replacing insert: the key rows are locked in (tenant, key) order, so
+     * replacements of the same keys queue behind one another and never deadlock. Read
+     * Committed re-reads a row locked meanwhile, so the holder found is the current one.
+     */
+    keysLock: `SELECT k.tenant, k.key, k.shard, k.id FROM ${s}.job_keys k
+      WHERE (k.tenant, k.key) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+      ORDER BY k.tenant, k.key
+      FOR UPDATE OF k`,
+    /**
+     * A replacing insert (keyMode replace/debounce): the pending holder leaves jobs_live and
+     * comes back with the new definition (and the replacing schedule's trace context), in its
+     * new partition; attempts, fence, last error and created_at stay. No row: it is not pending (claimed meanwhile).
+     */
+    replace: `WITH del AS (
+        DELETE FROM ${s}.jobs_live WHERE shard = $1 AND id = $2 RETURNING *
+      ), moved AS (
+        INSERT INTO ${s}.jobs_live (${COLS})
+        SELECT shard, id, tenant, key, $3::bigint, $4::bigint, $5::text, $6::text, $7::text,
+          $11::text, attempts, $8::int, $9::bigint, version + 1, fence, last_error, last_result,
+          created_at, $10::bigint, fired_at, schedule_id, nominal
+        FROM del
+        RETURNING *
+      ), changed AS (
+        INSERT INTO ${s}.job_changes (${CHANGE_COLS})
+        SELECT tenant, id, 'replaced', 'pending', due_at, attempts, NULL, $10::bigint FROM moved
+      )
+      SELECT ${AS_PENDING} FROM moved`,
 
     /**
      * One job by (shard, id): the claimed table's primary key, then the primary key

@@ -1,13 +1,14 @@
 import { shardOf } from "../../core/ids.js";
-import { newPendingJob, type Job, type NewJob } from "../../core/job.js";
+import { newPendingJob, replacementDueAt, type Job, type NewJob } from "../../core/job.js";
 import type { InsertResult } from "../../store/store.js";
 import type { SqliteContext } from "./context.js";
-import { CounterDeltas, rowToJob, type JobTuple } from "./rows.js";
+import { CounterDeltas, rowSeq, rowToJob, type JobTuple } from "./rows.js";
 
 /**
- * Stores jobs; call inside a write transaction. A key held by a live job, or by an earlier
- * job of the same call, returns that job instead; a key whose holder has finished passes to
- * the new job. Each job is placed here, in the bucket of its due time and the shard of its
+ * Stores jobs; call inside a write transaction (which makes each key's check and change one
+ * step). A key held by a live job answers by the job's keyMode (see Store.jobsInsert); a key
+ * held by an earlier job of the same call returns that job; a key whose holder has finished
+ * passes to the new job. Each job is placed here, in the bucket of its due time and the shard of its
  * id; jobs whose bucket is staged (or being staged) go straight into the hot index too.
  */
 export function insertJobs(
@@ -24,14 +25,14 @@ export function insertJobs(
       const k = `${j.tenant}\u0000${j.key}`;
       const seen = byKey.get(k);
       if (seen) {
-        results.push({ job: seen, created: false });
+        results.push({ job: seen, created: false, outcome: "existing" });
         continue;
       }
       const existing = ctx.s.jobByLiveKey.get(j.tenant, j.key) as JobTuple | undefined;
       if (existing) {
-        const job = rowToJob(existing);
-        byKey.set(k, job);
-        results.push({ job, created: false });
+        const r = answerHolder(ctx, rowSeq(existing), rowToJob(existing), j, now, deltas);
+        byKey.set(k, r.job);
+        results.push(r);
         continue;
       }
     }
@@ -78,8 +79,55 @@ export function insertJobs(
       now,
     );
     if (j.key !== null) byKey.set(`${j.tenant}\u0000${j.key}`, job);
-    results.push({ job, created: true });
+    results.push({ job, created: true, outcome: "created" });
   }
   ctx.flush(deltas);
   return results;
+}
+
+/**
+ * The live holder of a key met by a new job: kept (`keep`), too late (claimed), or replaced
+ * in place: its row takes the new definition and moves between buckets and the hot index as
+ * a reschedule does.
+ */
+function answerHolder(
+  ctx: SqliteContext,
+  seq: number,
+  holder: Job,
+  j: NewJob,
+  now: number,
+  deltas: CounterDeltas,
+): InsertResult {
+  if ((j.keyMode ?? "keep") === "keep") return { job: holder, created: false, outcome: "existing" };
+  if (holder.status !== "pending") return { job: holder, created: false, outcome: "too-late" };
+  const dueAt = replacementDueAt(holder, j);
+  const bucket = ctx.bucketOf(dueAt);
+  ctx.s.jobReplace.run({
+    seq,
+    dueAt,
+    bucket,
+    payload: j.payloadJson ?? JSON.stringify(j.payload),
+    target: j.target,
+    targetOptions: j.targetOptions === null ? null : JSON.stringify(j.targetOptions),
+    maxAttempts: j.maxAttempts,
+    expireAfterMs: j.expireAfterMs,
+    traceContext: j.traceContext ?? null,
+    now,
+  });
+  ctx.s.hotDelete.run({ seq, dueAt: holder.dueAt });
+  ctx.placeInHot({ seq, bucket, due_at: dueAt, tenant: holder.tenant });
+  deltas.move(holder.tenant, "pending", "pending", holder.bucket, bucket);
+  const job = rowToJob(ctx.s.jobById.get(holder.id) as JobTuple);
+  ctx.record(
+    {
+      tenant: job.tenant,
+      id: job.id,
+      kind: "replaced",
+      status: "pending",
+      dueAt: job.dueAt,
+      attempts: job.attempts,
+    },
+    now,
+  );
+  return { job, created: false, outcome: "replaced" };
 }

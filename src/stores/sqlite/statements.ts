@@ -255,6 +255,16 @@ export const SQL = {
   jobReschedule: `UPDATE jobs SET due_at = @dueAt, bucket = @bucket, version = version + 1,
       updated_at = @now
     WHERE seq = @seq`,
+  /**
+   * A replacing schedule (keyMode replace/debounce): the pending row takes the new
+   * definition and the replacing schedule's trace context; attempts, fence and last error
+   * stay, as in a reschedule.
+   */
+  jobReplace: `UPDATE jobs SET due_at = @dueAt, bucket = @bucket, payload = @payload, target = @target,
+      target_options = @targetOptions, max_attempts = @maxAttempts,
+      expire_after_ms = @expireAfterMs, trace_context = @traceContext, version = version + 1,
+      updated_at = @now
+    WHERE seq = @seq`,
   /** Retry a dead job: its outcome row goes, the row takes the outcome's token and version. */
   finishedDelete: `DELETE FROM finished WHERE rid = ?`,
   deadOutcome: `SELECT f.rid AS rid, f.fence AS fence, f.version AS version,
