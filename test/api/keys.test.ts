@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { JobChange } from "../../src/api/scheduler.js";
+import type { JobChange, Scheduler } from "../../src/api/scheduler.js";
 import { makeHarness } from "../support/harness.js";
 
 /**
@@ -12,6 +12,18 @@ const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const MINUTE = 60_000;
 
 let h: ReturnType<typeof makeHarness>;
+
+/** Handler "t" that holds its job claimed until `release` is called. */
+function holdHandler(s: Scheduler): { started: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const started = new Promise<void>((ok) => {
+    s.handle("t", () => {
+      ok();
+      return new Promise<void>((r) => (release = r));
+    });
+  });
+  return { started, release: () => release() };
+}
 afterEach(async () => {
   await h?.close();
 });
@@ -57,13 +69,7 @@ describe("keyMode on schedule", () => {
   it("answers too-late for a job already firing, and changes nothing", async () => {
     h = makeHarness({ start: T0 });
     const s = h.scheduler;
-    let release!: () => void;
-    const started = new Promise<void>((ok) => {
-      s.handle("t", () => {
-        ok();
-        return new Promise<void>((r) => (release = r));
-      });
-    });
+    const { started, release } = holdHandler(s);
     const { job } = await s.schedule({ dueAt: T0, target: "t", key: "k", payload: 1 });
     s.start();
     await h.clock.advance(10);
@@ -134,13 +140,7 @@ describe("by-key operations", () => {
   it("answers too-late for a firing job by key", async () => {
     h = makeHarness({ start: T0 });
     const s = h.scheduler;
-    let release!: () => void;
-    const started = new Promise<void>((ok) => {
-      s.handle("t", () => {
-        ok();
-        return new Promise<void>((r) => (release = r));
-      });
-    });
+    const { started, release } = holdHandler(s);
     const { job } = await s.schedule({ dueAt: T0, target: "t", key: "k" });
     s.start();
     await h.clock.advance(10);
