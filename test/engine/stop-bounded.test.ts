@@ -6,6 +6,7 @@ import { ManualClock } from "../../src/core/clock.js";
 import { OutcomesNotRecordedError } from "../../src/core/errors.js";
 import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
 import { silentLogger } from "../support/harness.js";
+import { expectHeldUntilLease, gatedHandler } from "../support/jobs.js";
 import { tempDir } from "../support/temp-dir.js";
 
 /**
@@ -24,15 +25,7 @@ describe("stop() with the SQLite file locked by another writer", () => {
     const store = new SqliteStore({ path, busyTimeoutMs: 20 });
     const clock = new ManualClock(T0);
     const scheduler = new Scheduler({ store, clock, logger: silentLogger, leaseMs: 60_000 });
-    let finish: () => void = () => undefined;
-    const gate = new Promise<void>((r) => (finish = r));
-    const started = new Promise<void>((resolve) =>
-      scheduler.handle("t", async () => {
-        resolve();
-        await gate;
-        return "done";
-      }),
-    );
+    const { started, finish } = gatedHandler(scheduler);
     const { job } = await scheduler.schedule({ dueAt: T0 + 10, target: "t" });
     const locker = new Database(path);
     try {
@@ -62,19 +55,7 @@ describe("stop() with the SQLite file locked by another writer", () => {
     // The job is still claimed until its lease runs out; then the sweep puts it back.
     const after = new SqliteStore({ path });
     try {
-      const row = await after.jobGet({ id: job.id });
-      expect(row?.status).toBe("claimed");
-      const expiry = row!.leaseExpiresAt!;
-      expect(await after.leasesExpire({ now: expiry - 1, limit: 10 })).toEqual({
-        requeued: 0,
-        dead: 0,
-        nextExpiresAt: expiry,
-      });
-      expect(await after.leasesExpire({ now: expiry, limit: 10 })).toEqual({
-        requeued: 1,
-        dead: 0,
-        nextExpiresAt: null,
-      });
+      await expectHeldUntilLease(after, job.id);
     } finally {
       await after.close();
       dir.cleanup();

@@ -1,12 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
 import type { Logger } from "../../src/core/logger.js";
-import {
-  PartitionMaintenance,
-  type MaintenanceResult,
-} from "../../src/stores/postgres/partition-maintenance.js";
+import { PartitionMaintenance } from "../../src/stores/postgres/partition-maintenance.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
-import { ShardLeases, type HeartbeatResult } from "../../src/stores/postgres/shard-leases.js";
+import { ShardLeases } from "../../src/stores/postgres/shard-leases.js";
 import { freshSchema, usePostgresServer } from "../support/postgres-server.js";
 
 /**
@@ -49,44 +46,32 @@ function passWaiter<R>() {
   };
 }
 
-class ObservedLeases extends ShardLeases {
-  readonly passes = passWaiter<HeartbeatResult>();
-  /** The time of the last heartbeat (its timer's, the clock having moved on since, maybe). */
-  lastBeatAt = 0;
-  constructor(
-    ctx: ConstructorParameters<typeof ShardLeases>[0],
-    private readonly opts: ConstructorParameters<typeof ShardLeases>[1] & { clock: ManualClock },
-  ) {
-    super(ctx, opts);
-  }
-  override async runOnce(now?: number): Promise<HeartbeatResult> {
-    const at = now ?? this.opts.clock.now();
-    const r = await super.runOnce(at);
-    this.lastBeatAt = at;
-    this.passes.done(r);
-    return r;
-  }
-}
+/** A loop whose passes a test can await, and the time of its last pass (its timer's). */
+type Observed<L extends { runOnce(now?: number): Promise<unknown> }> = L & {
+  readonly passes: ReturnType<typeof passWaiter<Awaited<ReturnType<L["runOnce"]>>>>;
+  /** The time of the last pass (its timer's: the clock may have moved on since). */
+  lastPassAt: number;
+};
 
-class ObservedMaintenance extends PartitionMaintenance {
-  readonly passes = passWaiter<MaintenanceResult>();
-  /** The time of the last pass (its timer's). */
-  lastPassAt = 0;
-  constructor(
-    ctx: ConstructorParameters<typeof PartitionMaintenance>[0],
-    private readonly opts: ConstructorParameters<typeof PartitionMaintenance>[1] & {
-      clock: ManualClock;
-    },
-  ) {
-    super(ctx, opts);
-  }
-  override async runOnce(now?: number): Promise<MaintenanceResult> {
-    const at = now ?? this.opts.clock.now();
-    const r = await super.runOnce(at);
-    this.lastPassAt = at;
-    this.passes.done(r);
+/**
+ * `loop` itself, its own `runOnce` wrapped so each pass is recorded and announced: the
+ * loop's timer calls `this.runOnce`, so the real loop runs, observed, not replaced.
+ */
+function observe<L extends { runOnce(now?: number): Promise<unknown> }>(
+  loop: L,
+  clock: ManualClock,
+): Observed<L> {
+  type R = Awaited<ReturnType<L["runOnce"]>>;
+  const seen = Object.assign(loop, { passes: passWaiter<R>(), lastPassAt: 0 });
+  const run = loop.runOnce.bind(loop);
+  seen.runOnce = async (now?: number) => {
+    const at = now ?? clock.now();
+    const r = (await run(at)) as R;
+    seen.lastPassAt = at;
+    seen.passes.done(r);
     return r;
-  }
+  };
+  return seen;
 }
 
 /** Moves `clock` on by `ms` and waits for the one pass of `loop` that this brings due. */
@@ -104,13 +89,16 @@ describe("shard leases on the engine's clock", () => {
     // Death here is a stopped clock, which no liveness lock sees (its session lives on):
     // the heartbeats alone, and no NOTIFY-driven beats outside the manual clock.
     const node = (id: string, clock: ManualClock) =>
-      new ObservedLeases(store.context, {
-        nodeId: id,
+      observe(
+        new ShardLeases(store.context, {
+          nodeId: id,
+          clock,
+          heartbeatMs: HB,
+          ttlMs: TTL,
+          detectDeadNodes: false,
+        }),
         clock,
-        heartbeatMs: HB,
-        ttlMs: TTL,
-        detectDeadNodes: false,
-      });
+      );
     const a = node("a", clockA);
     const b = node("b", clockB);
     try {
@@ -126,19 +114,19 @@ describe("shard leases on the engine's clock", () => {
       expect(a.owned()).toHaveLength(12);
       expect(b.owned()).toHaveLength(12);
       const bShards = b.owned();
-      const bLastBeat = b.lastBeatAt; // its lease runs out TTL after this
+      const bLastBeat = b.lastPassAt; // its lease runs out TTL after this
 
       // b dies: its clock stops, so its heartbeat timer never fires again.
       let adoptedAt: number | null = null;
       while (adoptedAt === null) {
         const r = await step(clockA, a, STEP);
-        if (a.lastBeatAt < bLastBeat + TTL) {
+        if (a.lastPassAt < bLastBeat + TTL) {
           // b's lease still holds: a takes none of its shards
           expect(r.owned.some((s) => bShards.includes(s))).toBe(false);
         } else if (r.owned.length === 24) {
-          adoptedAt = a.lastBeatAt;
+          adoptedAt = a.lastPassAt;
         }
-        expect(a.lastBeatAt - bLastBeat).toBeLessThan(TTL + 3 * HB);
+        expect(a.lastPassAt - bLastBeat).toBeLessThan(TTL + 3 * HB);
       }
       // on a's first heartbeat once b's ttl has run out
       expect(adoptedAt - bLastBeat).toBeGreaterThanOrEqual(TTL);
@@ -164,13 +152,16 @@ describe("shard leases on the engine's clock", () => {
         failed.done(undefined);
       },
     };
-    const a = new ObservedLeases(store.context, {
-      nodeId: "a",
+    const a = observe(
+      new ShardLeases(store.context, {
+        nodeId: "a",
+        clock,
+        logger,
+        heartbeatMs: HB,
+        detectDeadNodes: false, // its logger counts heartbeat failures only
+      }),
       clock,
-      logger,
-      heartbeatMs: HB,
-      detectDeadNodes: false, // its logger counts heartbeat failures only
-    });
+    );
     try {
       await a.start();
       expect(a.owned()).toHaveLength(4);
@@ -202,16 +193,19 @@ describe("shard leases on the engine's clock", () => {
       warn: () => undefined,
       error: () => undefined,
     };
-    const a = new ObservedLeases(store.context, {
-      nodeId: "a",
+    const a = observe(
+      new ShardLeases(store.context, {
+        nodeId: "a",
+        clock,
+        logger: quiet,
+        heartbeatMs: HB,
+        ttlMs: TTL,
+        onChange: (shards) => changes.push(shards),
+        // heartbeats on the manual clock only (no NOTIFY-driven ones, no liveness reconnects)
+        detectDeadNodes: false,
+      }),
       clock,
-      logger: quiet,
-      heartbeatMs: HB,
-      ttlMs: TTL,
-      onChange: (shards) => changes.push(shards),
-      // heartbeats on the manual clock only (no NOTIFY-driven ones, no liveness reconnects)
-      detectDeadNodes: false,
-    });
+    );
     try {
       await a.start();
       expect(changes).toEqual([[0, 1, 2, 3]]);
@@ -239,12 +233,15 @@ describe("partition maintenance on the engine's clock", () => {
     const MIN_STEP = 66_000;
     const store = await open({ bucketWidthMs: MIN });
     const clock = new ManualClock(T0); // T0 starts a one-minute bucket
-    const m = new ObservedMaintenance(store.context, {
+    const m = observe(
+      new PartitionMaintenance(store.context, {
+        clock,
+        aheadBuckets: 2,
+        dropAfterBuckets: 1,
+        intervalMs: MIN,
+      }),
       clock,
-      aheadBuckets: 2,
-      dropAfterBuckets: 1,
-      intervalMs: MIN,
-    });
+    );
     const liveStarts = async () => (await store.partitions.list("jobs_live")).map((p) => p.from);
     try {
       m.start();

@@ -3,6 +3,7 @@ import { Scheduler } from "../../src/api/scheduler.js";
 import { OutcomesNotRecordedError } from "../../src/core/errors.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
 import { silentLogger } from "../support/harness.js";
+import { expectHeldUntilLease, gatedHandler } from "../support/jobs.js";
 import { dropSchema, freshSchema, usePostgresServer } from "../support/postgres-server.js";
 
 /**
@@ -90,15 +91,7 @@ describe("stop() on PostgreSQL when the database fails part of it", () => {
       nodeId: "downed",
       leaseMs: 60_000,
     });
-    let finish: () => void = () => undefined;
-    const gate = new Promise<void>((r) => (finish = r));
-    const started = new Promise<void>((resolve) =>
-      scheduler.handle("t", async () => {
-        resolve();
-        await gate;
-        return "done";
-      }),
-    );
+    const { started, finish } = gatedHandler(scheduler);
     const { job } = await scheduler.schedule({ dueAt: Date.now() - 1000, target: "t" });
     try {
       scheduler.start();
@@ -127,23 +120,8 @@ describe("stop() on PostgreSQL when the database fails part of it", () => {
     // due again (the sweeper of any node puts it back).
     const after = await openStore(schema);
     try {
-      const row = await after.jobGet({ id: job.id });
-      expect(row).toMatchObject({
-        status: "claimed",
-        leaseOwner: expect.stringMatching(/^downed/),
-      });
-      const expiry = row!.leaseExpiresAt!;
-      expect(await after.leasesExpire({ now: expiry - 1, limit: 10 })).toEqual({
-        requeued: 0,
-        dead: 0,
-        nextExpiresAt: expiry,
-      });
-      expect(await after.leasesExpire({ now: expiry, limit: 10 })).toEqual({
-        requeued: 1,
-        dead: 0,
-        nextExpiresAt: null,
-      });
-      expect((await after.jobGet({ id: job.id }))?.status).toBe("pending");
+      const held = await expectHeldUntilLease(after, job.id);
+      expect(held.leaseOwner).toMatch(/^downed/);
     } finally {
       await after.close();
       await dropSchema(pg.url, schema);

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HTTP_JOB_FIELDS } from "../../src/service/job-input.js";
 import { startTestService, type ApiResult, type TestService } from "./helpers.js";
 
 let t: TestService;
@@ -211,19 +212,8 @@ describe("fuzz: no input produces a 500", () => {
       case 7:
         return Array.from({ length: Math.floor(Math.random() * 4) }, () => randomValue(depth + 1));
       default: {
-        const keys = [
-          "dueAt",
-          "delayMs",
-          "timeZone",
-          "target",
-          "headers",
-          "payload",
-          "key",
-          "maxAttempts",
-          "expireAfterMs",
-          "jobs",
-          "x",
-        ];
+        // The API's own list of job fields, a batch's, and one it does not know.
+        const keys = [...HTTP_JOB_FIELDS, "jobs", "x"];
         const o: Record<string, unknown> = {};
         for (let i = Math.floor(Math.random() * 6); i > 0; i--) {
           o[keys[Math.floor(Math.random() * keys.length)]!] = randomValue(depth + 1);

@@ -1,4 +1,5 @@
-import { afterEach, beforeEach } from "vitest";
+import { afterEach, beforeEach, expect } from "vitest";
+import type { Scheduler } from "../../src/api/scheduler.js";
 import { createIdGenerator } from "../../src/core/ids.js";
 import type { NewJob } from "../../src/core/job.js";
 import type { Store } from "../../src/store/store.js";
@@ -42,4 +43,44 @@ export function freshStorePerTest(makeStore: () => Promise<Store>): { readonly s
       return store;
     },
   };
+}
+
+/**
+ * A job left claimed by a node that stopped without recording it: it stays claimed until its
+ * lease runs out (a sweep a millisecond before puts nothing back), and a sweep at the expiry
+ * makes it pending again. Resolves to the job as it was found, still claimed.
+ */
+export async function expectHeldUntilLease(store: Store, id: string) {
+  const row = await store.jobGet({ id });
+  expect(row?.status).toBe("claimed");
+  const expiry = row!.leaseExpiresAt!;
+  expect(await store.leasesExpire({ now: expiry - 1, limit: 10 })).toEqual({
+    requeued: 0,
+    dead: 0,
+    nextExpiresAt: expiry,
+  });
+  expect(await store.leasesExpire({ now: expiry, limit: 10 })).toEqual({
+    requeued: 1,
+    dead: 0,
+    nextExpiresAt: null,
+  });
+  expect((await store.jobGet({ id }))?.status).toBe("pending");
+  return row!;
+}
+
+/**
+ * Registers a handler for `target` that holds each job until `finish()` is called:
+ * `started` resolves when the first job has begun, so a test can act while it runs.
+ */
+export function gatedHandler(scheduler: Scheduler, target = "t") {
+  let finish: () => void = () => undefined;
+  const gate = new Promise<void>((r) => (finish = r));
+  const started = new Promise<void>((resolve) =>
+    scheduler.handle(target, async () => {
+      resolve();
+      await gate;
+      return "done";
+    }),
+  );
+  return { started, finish: () => finish() };
 }
