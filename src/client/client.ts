@@ -16,8 +16,12 @@ export type JobOutcome = Schemas["JobOutcome"];
 export type BatchCreated = Schemas["BatchCreated"];
 export type JobPage = Schemas["JobPage"];
 export type Stats = Schemas["Stats"];
+export type ChangePage = Schemas["ChangePage"];
 export type ListJobsQuery = NonNullable<operations["listJobs"]["parameters"]["query"]>;
 export type StatsQuery = NonNullable<operations["getStats"]["parameters"]["query"]>;
+export type ChangesQuery = NonNullable<operations["listChanges"]["parameters"]["query"]>;
+
+type IfMatch = { ifMatch?: number | string; signal?: AbortSignal };
 
 /** Options of createClient. */
 export interface ClientOptions {
@@ -69,7 +73,8 @@ const BACKOFF_BASE_MS = 250;
 /**
  * A typed client of the duetime HTTP API (`duetime/client`), on fetch. Its types are
  * generated from the server's /openapi.json; `call` reaches every operation by its
- * operationId, the named methods cover the jobs, batch, reschedule, cancel and stats routes.
+ * operationId, the named methods cover the jobs (by id and by key), batch, reschedule, cancel,
+ * change-feed and stats routes.
  * Error answers throw DuetimeApiError (status, code, field, expected, received); 429 and
  * 503 are retried after their Retry-After.
  */
@@ -110,22 +115,48 @@ export class DuetimeClient {
    * Moves a pending job. `ifMatch` (the job's version, or its ETag) applies the change only
    * if the job is still at that version; otherwise the answer is a 412 DuetimeApiError.
    */
-  rescheduleJob(
-    id: string,
-    input: RescheduleInput,
-    options: { ifMatch?: number | string; signal?: AbortSignal } = {},
-  ): Promise<JobOutcome> {
+  rescheduleJob(id: string, input: RescheduleInput, options: IfMatch = {}): Promise<JobOutcome> {
     const { ifMatch, ...rest } = options;
-    const headers: Record<string, string> =
-      ifMatch === undefined
-        ? {}
-        : { "if-match": typeof ifMatch === "number" ? `"${ifMatch}"` : ifMatch };
-    return this.call("rescheduleJob", { path: { id }, body: input, headers, ...rest });
+    return this.call("rescheduleJob", {
+      path: { id },
+      body: input,
+      headers: ifMatchHeader(ifMatch),
+      ...rest,
+    });
   }
 
   /** Cancels a pending job; a job already firing or finished is a 409 (`code` too-late). */
   cancelJob(id: string, options: { signal?: AbortSignal } = {}): Promise<JobOutcome> {
     return this.call("cancelJob", { path: { id }, ...options });
+  }
+
+  /** The job holding an idempotency key (the latest that took it); a 404 names `key`. */
+  async getJobByKey(key: string, options: { signal?: AbortSignal } = {}): Promise<Job> {
+    return (await this.call("getJobByKey", { path: { key }, ...options })).job;
+  }
+
+  /** rescheduleJob for the job holding `key`, with the same outcomes and If-Match check. */
+  rescheduleJobByKey(key: string, input: RescheduleInput, options: IfMatch = {}) {
+    const { ifMatch, ...rest } = options;
+    return this.call("rescheduleJobByKey", {
+      path: { key },
+      body: input,
+      headers: ifMatchHeader(ifMatch),
+      ...rest,
+    });
+  }
+
+  /** cancelJob for the job holding `key`. */
+  cancelJobByKey(key: string, options: { signal?: AbortSignal } = {}): Promise<JobOutcome> {
+    return this.call("cancelJobByKey", { path: { key }, ...options });
+  }
+
+  /**
+   * A page of the tenant's change feed after a cursor (from the oldest kept without one);
+   * pass the page's `next` as `after` to read on. An expired cursor is a 410 (`oldest`).
+   */
+  listChanges(query: ChangesQuery = {}, options: { signal?: AbortSignal } = {}) {
+    return this.call("listChanges", { query, ...options });
   }
 
   getStats(query: StatsQuery = {}, options: { signal?: AbortSignal } = {}): Promise<Stats> {
@@ -225,6 +256,11 @@ function queryString(query: object | undefined): string {
   }
   const s = p.toString();
   return s === "" ? "" : `?${s}`;
+}
+
+function ifMatchHeader(ifMatch: number | string | undefined): Record<string, string> {
+  if (ifMatch === undefined) return {};
+  return { "if-match": typeof ifMatch === "number" ? `"${ifMatch}"` : ifMatch };
 }
 
 async function successBody(res: Response): Promise<unknown> {

@@ -65,6 +65,32 @@ describe("duetime/client against a real service", () => {
     expect(await c.call("health")).toMatchObject({ status: "ok" });
   });
 
+  it("reaches a job by its key and reads the change feed page by page", async () => {
+    t = await startTestService();
+    const c = clientOf(t);
+    const made = await c.createJob({ ...FAR, key: "user:42:standup" });
+    expect((await c.getJobByKey("user:42:standup")).id).toBe(made.job.id);
+    const moved = await c.rescheduleJobByKey(
+      "user:42:standup",
+      { delayMs: 7_200_000 },
+      { ifMatch: made.job.version },
+    );
+    expect(moved.outcome).toBe("rescheduled");
+    const stale = await thrown(
+      c.rescheduleJobByKey("user:42:standup", { delayMs: 60_000 }, { ifMatch: made.job.version }),
+    );
+    expect(stale.status).toBe(412);
+    expect((await c.cancelJobByKey("user:42:standup")).outcome).toBe("cancelled");
+    const missing = await thrown(c.getJobByKey("no-such-key"));
+    expect([missing.status, missing.field]).toEqual([404, "key"]);
+
+    const first = await c.listChanges({ limit: 2 });
+    expect(first.changes.map((ch) => ch.kind)).toEqual(["scheduled", "rescheduled"]);
+    const rest = await c.listChanges({ after: first.next, limit: 10 });
+    expect(rest.changes.map((ch) => ch.kind)).toEqual(["cancelled"]);
+    expect(rest.changes.every((ch) => ch.id === made.job.id)).toBe(true);
+  });
+
   it("throws the API's code, field, expected and received for bad input", async () => {
     t = await startTestService();
     const err = await thrown(clientOf(t).createJob({ delayMs: -5, target: FAR.target }));
