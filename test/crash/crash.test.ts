@@ -64,7 +64,7 @@ describe("crash safety", () => {
     expect(inFlight.size).toBeGreaterThan(0);
     // Time passes beyond the lease: the dead worker's claims come back.
     const swept = await store.leasesExpire({ now: Date.now() + 120_000, limit: total });
-    expect(swept).toEqual({ requeued: inFlight.size, dead: 0 });
+    expect(swept).toEqual({ requeued: inFlight.size, dead: 0, nextExpiresAt: null });
     await store.close();
 
     const second = startWorker(db, log);

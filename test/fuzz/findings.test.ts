@@ -69,7 +69,9 @@ describe("fuzz findings", () => {
         });
         expect(r.isError).toBe(true);
         const text = (r.content as { text: string }[])[0]!.text;
-        expect(text).toContain(`${shown}: expected no such field (known fields: job_id, id)`);
+        expect(text).toContain(
+          `${shown}: expected no such field (known fields: job_id, id, idempotency_key)`,
+        );
       }
     } finally {
       await client.close();
