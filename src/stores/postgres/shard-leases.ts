@@ -173,10 +173,11 @@ export class ShardLeases extends PeriodicTask<HeartbeatResult> {
       const moved = await this.move(row.nodes, row.renewed ?? [], now);
       const before = new Set(this.current);
       const acquired = moved.owned.filter((x) => !before.has(x));
-      // What owned() said until now: nothing, if failed heartbeats outlasted the trust. The
-      // same shards trusted again are a change too: a watcher that found nothing to claim
-      // meanwhile sleeps until told (up to its maxIdleMs).
-      const claimable = now < this.validUntil ? this.current : [];
+      // What owned() says at this moment (the clock's now, not the pass's: a heartbeat slow
+      // to answer may end after the trust ran out): nothing, if failed heartbeats outlasted
+      // the trust. The same shards trusted again are a change too: a watcher that found
+      // nothing to claim meanwhile sleeps until told (up to its maxIdleMs).
+      const claimable = this.owned();
       // Stop trusting the leases a heartbeat before they run out for everyone else.
       this.validUntil = now + this.ttlMs - this.heartbeatMs;
       const changed = moved.owned.join(",") !== claimable.join(",");
