@@ -160,32 +160,20 @@ export const DEFAULT_MISFIRE_TOLERANCE_MS = 60_000;
 const MAX_SKIP_STEPS = 10_000;
 
 /**
- * Compiled rules by their text and options: many series share a rule ("0 9 * * 1-5" in one
- * zone), and compiling costs more than finding an occurrence. Bounded: cleared when full.
+ * The schedule's rule, compiled (compileRecurrence caches it by its whole spec). Throws
+ * InvalidJobError for a rule that is not one.
  */
-const compiled = new Map<string, Recurrence>();
-const MAX_COMPILED = 10_000;
-
-/** The schedule's rule, compiled (cached). Throws InvalidJobError for a rule that is not one. */
 export function recurrenceOf(
   s: Pick<Schedule, "rule" | "timeZone" | "gap" | "overlap" | "startAt" | "endAt">,
 ): Recurrence {
-  const ruleText = "cron" in s.rule ? `c:${s.rule.cron}` : `r:${s.rule.rrule}`;
-  const cacheKey = `${ruleText}\u0000${s.timeZone}\u0000${s.gap}\u0000${s.overlap}\u0000${s.startAt}\u0000${s.endAt}`;
-  let r = compiled.get(cacheKey);
-  if (r === undefined) {
-    r = compileRecurrence({
-      rule: s.rule,
-      timeZone: s.timeZone,
-      gap: s.gap,
-      overlap: s.overlap,
-      ...(s.startAt === null ? {} : { start: s.startAt }),
-      ...(s.endAt === null ? {} : { end: s.endAt }),
-    });
-    if (compiled.size >= MAX_COMPILED) compiled.clear();
-    compiled.set(cacheKey, r);
-  }
-  return r;
+  return compileRecurrence({
+    rule: s.rule,
+    timeZone: s.timeZone,
+    gap: s.gap,
+    overlap: s.overlap,
+    ...(s.startAt === null ? {} : { start: s.startAt }),
+    ...(s.endAt === null ? {} : { end: s.endAt }),
+  });
 }
 
 /** The occurrence job of `s` at `o`: the template's fields, no idempotency key (the series has it). */

@@ -22,8 +22,11 @@ import {
 import { neverMatches, type FieldSpec, type WallSequence } from "./wall-sequence.js";
 import { nextOccurrence } from "./zone-mapping.js";
 
-/** Compiled rules kept (least recently used first out): a node firing many series of few rules. */
-const CACHE_SIZE = 1000;
+/**
+ * Compiled rules kept (least recently used first out): a node firing many series of few
+ * rules. The one cache of compiled rules, the series' included (core/series.ts).
+ */
+const CACHE_SIZE = 10_000;
 const cache = new Map<string, Recurrence>();
 
 const RULE_TEXT =
