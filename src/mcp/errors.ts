@@ -9,6 +9,8 @@ import { STORAGE_FULL_RETRY_AFTER_S, storageFullFault } from "../http/storage-fu
  */
 const TOOL_FIELDS: Readonly<Record<string, string>> = {
   dueAt: "scheduled_at",
+  // a series' start (task.create and task.reschedule with recurrence)
+  start: "scheduled_at",
   timeZone: "timezone",
   locale: "locale",
   target: "webhook_url",

@@ -2,6 +2,7 @@ import * as z from "zod";
 import { JOB_STATUSES, KEY_MODES, type JobStatus, type KeyMode } from "../core/job.js";
 import { fieldLabel } from "../core/errors.js";
 import { MAX_LOCALE } from "../core/locales.js";
+import { MAX_RULE_TEXT } from "../core/recurrence/index.js";
 import { MAX_TIME_TEXT, MAX_TIME_ZONE } from "../core/time-input.js";
 import { invalidText } from "./errors.js";
 
@@ -53,6 +54,10 @@ const TIMEZONE =
 const LOCALE =
   'Language of a natural-language scheduled_at ("fr": "demain à 9h", "zh-Hant": "明天早上9點"). ' +
   "Default English.";
+const RECURRENCE =
+  'English ("every weekday at 9am", "every 2 weeks on monday at 17:30", "the last day of ' +
+  'each month at 18:00", "every 15 minutes"), a cron expression ("0 9 * * 1-5") or an RRULE ' +
+  '("FREQ=WEEKLY;BYDAY=MO,WE;BYHOUR=9;BYMINUTE=0")';
 const MAX_DELAY_MS = 100 * 365 * 86_400_000;
 
 const statusEnum = z.enum(JOB_STATUSES as [JobStatus, ...JobStatus[]]);
@@ -61,7 +66,18 @@ export const createTaskInput = strict({
   description: text("description", 1000).describe(
     "What the task is about (the reminder text). Shown by task.status and sent in the webhook payload.",
   ),
-  scheduled_at: text("scheduled_at", MAX_TIME_TEXT).describe(`When it is due: ${WHEN}.`),
+  scheduled_at: text("scheduled_at", MAX_TIME_TEXT)
+    .optional()
+    .describe(
+      `When it is due: ${WHEN}. Required for a one-shot task; with recurrence, optional: ` +
+        "the series starts then (its first occurrence is the rule's first at or after it).",
+    ),
+  recurrence: text("recurrence", MAX_RULE_TEXT)
+    .optional()
+    .describe(
+      `Makes it a recurring series instead of a one-shot task: ${RECURRENCE}. Wall times are ` +
+        "`timezone`'s, and stay so across DST changes.",
+    ),
   timezone: text("timezone", MAX_TIME_ZONE).optional().describe(TIMEZONE),
   locale: text("locale", MAX_LOCALE).optional().describe(LOCALE),
   webhook_url: text("webhook_url", 2048)
@@ -129,10 +145,20 @@ export const listTasksInput = strict({
   cursor: text("cursor", 512)
     .optional()
     .describe("next_cursor of the previous page, to read the next one."),
-  limit: integer("limit", 1, 100).optional().describe("Tasks per page, 1 to 100. Default 20."),
+  limit: integer("limit", 1, 100)
+    .optional()
+    .describe("Tasks (and series) per page, 1 to 100. Default 20."),
+  series_cursor: text("series_cursor", 64)
+    .optional()
+    .describe(
+      "series_next_cursor of the previous answer, to read the next page of recurring series " +
+        "(the first page comes with the first page of tasks).",
+    ),
 });
 
-const TASK_ID = "The task's job_id (or id), as task.create and task.list return it.";
+const TASK_ID =
+  "The task's job_id (or id), as task.create and task.list return it; a recurring series' id " +
+  "names the series.";
 /**
  * A task is named by `job_id` (the prototype's name) or `id`: either, or both alike; or by
  * the idempotency key its live task holds.
@@ -149,7 +175,15 @@ export const taskIdInput = strict(taskIdFields);
 
 export const rescheduleTaskInput = strict({
   ...taskIdFields,
-  scheduled_at: text("scheduled_at", MAX_TIME_TEXT).describe(`The new due time: ${WHEN}.`),
+  scheduled_at: text("scheduled_at", MAX_TIME_TEXT)
+    .optional()
+    .describe(
+      `The new due time: ${WHEN}. Required for a task. For a series: its next occurrence ` +
+        "becomes the rule's first at or after this time (the series restarts from it).",
+    ),
+  recurrence: text("recurrence", MAX_RULE_TEXT)
+    .optional()
+    .describe(`Series only: the new rule, ${RECURRENCE}.`),
   timezone: text("timezone", MAX_TIME_ZONE).optional().describe(TIMEZONE),
   locale: text("locale", MAX_LOCALE).optional().describe(LOCALE),
   expected_version: integer("expected_version", 0, Number.MAX_SAFE_INTEGER)

@@ -4,14 +4,8 @@ import { InvalidJobError, InvalidOptionError } from "../core/errors.js";
 import { validateTenant } from "../core/schedule-input.js";
 import { withInputErrors } from "./errors.js";
 import { createTaskInput, listTasksInput, rescheduleTaskInput, taskIdInput } from "./schemas.js";
-import {
-  cancelTask,
-  createTask,
-  listTasks,
-  rescheduleTask,
-  taskStatus,
-  type ToolContext,
-} from "./tools.js";
+import { cancelTask, createTask, listTasks, rescheduleTask, taskStatus } from "./tools.js";
+import type { ToolContext } from "./tool-context.js";
 
 /** Options of an MCP server over one scheduler, for one tenant. */
 export interface CreateMcpServerOptions {
@@ -49,10 +43,11 @@ export interface CreateMcpServerOptions {
   readonly version?: string;
 }
 
-const INSTRUCTIONS = `duetime schedules one-shot tasks: reminders (no webhook) and webhooks (an HTTP POST at the due time).
+const INSTRUCTIONS = `duetime schedules tasks: reminders (no webhook) and webhooks (an HTTP POST at the due time), one-shot or recurring.
 Times: ISO 8601 (with an offset, or without one: a wall time in the given IANA timezone), "in 10 minutes", or natural language such as "tomorrow 9am" read in that timezone (default: the server's, UTC unless set); pass the user's timezone, and locale for other languages ("fr", "de", "zh-Hant"). A past time runs at once.
 task.create answers with the task's job_id; task.status, task.cancel and task.reschedule take job_id (or id); task.status shows its state (pending, claimed, succeeded, dead, cancelled, expired), fired time and last result or error.
-task.cancel and task.reschedule give a definite outcome: done, too-late (already firing or finished) or not-found.`;
+task.cancel and task.reschedule give a definite outcome: done, too-late (already firing or finished) or not-found.
+Recurring: task.create with recurrence ("every weekday at 9am", "every 2 weeks on monday at 17:30", a cron expression or an RRULE) in timezone creates a series; its id works in task.status, task.cancel (ends the series) and task.reschedule (scheduled_at restarts it from that time, recurrence changes its rule); task.list shows series with their rule in words and next occurrences. Each occurrence is a task of its own.`;
 
 /**
  * An MCP server (official SDK) with the task tools over `scheduler`, scoped to `tenant`.
@@ -79,8 +74,9 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
     {
       title: "Create a task",
       description:
-        "Schedule a one-shot task: a reminder, or a webhook POSTed to webhook_url when due. " +
-        "Returns the task with its id and due time (UTC and in its timezone).",
+        "Schedule a task: a reminder, or a webhook POSTed to webhook_url when due. " +
+        "Returns the task with its id and due time (UTC and in its timezone). With " +
+        "recurrence it creates a recurring series instead and returns it with its next occurrences.",
       inputSchema: createTaskInput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     },
@@ -92,7 +88,8 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
       title: "List tasks",
       description:
         "List tasks in due order, filtered by status and due range, a page at a time " +
-        "(pass next_cursor back as cursor).",
+        "(pass next_cursor back as cursor), and the recurring series with their rule in " +
+        "words, zone and next occurrences (series_cursor for more).",
       inputSchema: listTasksInput,
       annotations: { readOnlyHint: true },
     },
@@ -104,7 +101,7 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
       title: "Task status",
       description:
         "One task: its state, due time (UTC and in its timezone), attempts, fired time, and " +
-        "last result or error.",
+        "last result or error. For a series' id: its rule, state, next occurrences and last outcome.",
       inputSchema: taskIdInput,
       annotations: { readOnlyHint: true },
     },
@@ -116,7 +113,8 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
       title: "Cancel a task",
       description:
         "Cancel a pending task. Outcome: cancelled; too-late (already firing or finished: " +
-        "not cancelled); not-found.",
+        "not cancelled); not-found. A series' id ends the series (nothing more fires); an " +
+        "occurrence's task id skips that occurrence only.",
       inputSchema: taskIdInput,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
@@ -128,7 +126,8 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
       title: "Reschedule (snooze) a task",
       description:
         "Move a pending task to a new due time. Outcome: rescheduled; too-late; " +
-        "version-conflict (with expected_version, when the task changed); not-found.",
+        "version-conflict (with expected_version, when the task changed); not-found. For a " +
+        "series' id: scheduled_at restarts it from that time, recurrence changes its rule.",
       inputSchema: rescheduleTaskInput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },

@@ -35,6 +35,8 @@ export interface TaskView {
   /** Bumped on every change; pass as task.reschedule's expected_version. */
   readonly version: number;
   readonly created_at: string;
+  /** The recurring series this task is an occurrence of, or null for a one-shot task. */
+  readonly series_id: string | null;
 }
 
 /** What task.create stores as the job's payload (and a webhook receives as `payload`). */
@@ -71,6 +73,7 @@ export function taskView(job: Job): TaskView {
     idempotency_key: v.key,
     version: v.version,
     created_at: v.createdAt,
+    series_id: v.scheduleId,
   };
 }
 

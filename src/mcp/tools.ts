@@ -1,33 +1,32 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type * as z from "zod";
-import type { Scheduler } from "../api/scheduler.js";
 import { formatDuration } from "../core/duration-text.js";
 import { InvalidJobError } from "../core/errors.js";
 import type { JsonValue } from "../core/job.js";
-import { checkWebhookTarget } from "../core/webhook-target.js";
 import { toolError } from "./errors.js";
-import { REMINDER_TARGET } from "./reminders.js";
+import { ok } from "./results.js";
 import type {
   createTaskInput,
   listTasksInput,
   rescheduleTaskInput,
   taskIdInput,
 } from "./schemas.js";
+import {
+  afterOccurrenceCancelled,
+  cancelSeries,
+  createSeries,
+  listSeries,
+  rescheduleSeries,
+  seriesStatus,
+} from "./series-tools.js";
+import { seriesLine, seriesView } from "./series-view.js";
 import { statusLine, taskView, type TaskPayload } from "./task-view.js";
+import { webhookTarget, type ToolContext } from "./tool-context.js";
 
 /**
- * The bodies of the task tools. Each runs with the tenant fixed at server creation: it is
- * passed to every scheduler call, so another tenant's task reads exactly as a missing one.
+ * The bodies of the task tools. A recurring series' id is accepted wherever a task id is:
+ * a task is looked up first, then a series (series-tools.ts).
  */
-export interface ToolContext {
-  readonly scheduler: Scheduler;
-  readonly tenant: string;
-  readonly webhooks: boolean;
-  /** How far in the past scheduled_at may be, ms; null accepts any (it runs at once). */
-  readonly maxPastMs: number | null;
-  /** Accept private, loopback and link-local webhook targets. */
-  readonly allowPrivateTargets: boolean;
-}
 
 export async function createTask(
   ctx: ToolContext,
@@ -39,6 +38,10 @@ export async function createTask(
     ...(args.timezone === undefined ? {} : { timezone: args.timezone }),
     ...(args.payload === undefined ? {} : { data: args.payload as JsonValue }),
   };
+  if (args.recurrence !== undefined) {
+    const template = { ...target, payload: payload as unknown as JsonValue };
+    return createSeries(ctx, { ...args, recurrence: args.recurrence }, template);
+  }
   const { job, created, outcome } = await ctx.scheduler.schedule(
     {
       ...dueTime(args),
@@ -91,11 +94,20 @@ export async function listTasks(
     ...(args.cursor === undefined ? {} : { cursor: args.cursor }),
   });
   const tasks = page.jobs.map(taskView);
-  const more = page.nextCursor === null ? "" : "; more match: pass next_cursor as cursor";
-  return ok(`${tasks.length} task(s) in due order${more}`, {
-    tasks,
-    next_cursor: page.nextCursor,
-  });
+  // the series come with the first page of tasks, or as asked by series_cursor
+  const withSeries = args.cursor === undefined || args.series_cursor !== undefined;
+  const series = withSeries
+    ? await listSeries(ctx, args)
+    : { series: [], series_next_cursor: null };
+  const more = page.nextCursor === null ? "" : "; more tasks match: pass next_cursor as cursor";
+  const moreSeries =
+    series.series_next_cursor === null
+      ? ""
+      : "; more series: pass series_next_cursor as series_cursor";
+  return ok(
+    `${tasks.length} task(s) in due order${more}; ${series.series.length} recurring series${moreSeries}`,
+    { tasks, next_cursor: page.nextCursor, ...series },
+  );
 }
 
 export async function taskStatus(
@@ -108,7 +120,7 @@ export async function taskStatus(
     "key" in ref
       ? await ctx.scheduler.getByKey(ref.key, { tenant: ctx.tenant })
       : await ctx.scheduler.get(ref.id, { tenant: ctx.tenant });
-  if (job === null) return notFound(ref);
+  if (job === null) return ("id" in ref && (await seriesStatus(ctx, ref.id))) || notFound(ref);
   const task = taskView(job);
   return ok(statusLine(task), { task });
 }
@@ -126,10 +138,17 @@ export async function cancelTask(
       : await ctx.scheduler.cancel(ref.id, tenant);
   switch (r.outcome) {
     case "not-found":
-      return notFound(ref);
+      return ("id" in ref && (await cancelSeries(ctx, ref.id))) || notFound(ref);
     case "cancelled": {
       const task = taskView(r.job);
-      return ok(`cancelled: ${statusLine(task)}`, { outcome: "cancelled", task });
+      const s = await afterOccurrenceCancelled(ctx, r.job);
+      if (s === null) return ok(`cancelled: ${statusLine(task)}`, { outcome: "cancelled", task });
+      const series = seriesView(s);
+      return ok(
+        `cancelled: this occurrence of series ${s.id} only; ${statusLine(task)}. ` +
+          `The series goes on (task.cancel with its id ends it): ${seriesLine(series)}`,
+        { outcome: "cancelled", task, series },
+      );
     }
     case "too-late": {
       // Definite, not an error of the call: but the task was not cancelled, so the model
@@ -149,6 +168,16 @@ export async function rescheduleTask(
 ): Promise<CallToolResult> {
   const ref = taskRefOf(args);
   if (ref === null) return noIdGiven();
+  if ("id" in ref && (await ctx.scheduler.get(ref.id, { tenant: ctx.tenant })) === null) {
+    return (await rescheduleSeries(ctx, ref.id, args)) ?? notFound(ref);
+  }
+  if (args.recurrence !== undefined) {
+    throw new InvalidJobError(
+      "recurrence",
+      "a series' id in job_id (a task's time is changed by scheduled_at)",
+      args.recurrence,
+    );
+  }
   const opts = {
     tenant: ctx.tenant,
     maxPastMs: ctx.maxPastMs,
@@ -189,10 +218,17 @@ export async function rescheduleTask(
  * check. withInputErrors relabels the library's field names as scheduled_at, timezone.
  */
 function dueTime(args: {
-  scheduled_at: string;
+  scheduled_at?: string | undefined;
   timezone?: string | undefined;
   locale?: string | undefined;
 }): { dueAt: string; timeZone?: string; locale?: string } {
+  if (args.scheduled_at === undefined) {
+    throw new InvalidJobError(
+      "scheduled_at",
+      'a due time such as "2026-12-01T09:00:00", "in 10 minutes" or "tomorrow 9am" (or recurrence, for a series)',
+      undefined,
+    );
+  }
   return {
     dueAt: args.scheduled_at,
     ...(args.timezone === undefined ? {} : { timeZone: args.timezone }),
@@ -230,39 +266,6 @@ function taskRefOf(args: {
   return id === undefined ? null : { id };
 }
 
-function webhookTarget(
-  ctx: ToolContext,
-  url: string | undefined,
-  headers: Record<string, string> | undefined,
-): { target: string; options: Record<string, unknown> | null } {
-  if (url === undefined) {
-    if (headers !== undefined) {
-      throw new InvalidJobError("webhook_headers", "to be given only with webhook_url", headers);
-    }
-    return { target: REMINDER_TARGET, options: null };
-  }
-  if (!ctx.webhooks) {
-    throw new InvalidJobError(
-      "webhook_url",
-      "no webhook: this server fires reminders only and cannot deliver webhooks " +
-        "(connect to `duetime serve` at /mcp, or run `duetime mcp --no-fire` beside it)",
-      url,
-    );
-  }
-  // The same policy as POST /v1/jobs: one set of rules and limits, whatever the surface.
-  const checked = checkWebhookTarget(
-    { target: url, headers },
-    {
-      allowPrivateTargets: ctx.allowPrivateTargets,
-      fields: { target: "webhook_url", headers: "webhook_headers" },
-    },
-  );
-  return {
-    target: checked.target,
-    options: checked.headers === null ? null : { headers: checked.headers },
-  };
-}
-
 function notFound(ref: { id: string } | { key: string }): CallToolResult {
   if ("key" in ref) {
     return toolError(
@@ -287,11 +290,4 @@ function noIdGiven(): CallToolResult {
       id: null,
     },
   );
-}
-
-function ok(summary: string, structured: Record<string, unknown>): CallToolResult {
-  return {
-    content: [{ type: "text", text: `${summary}\n${JSON.stringify(structured, null, 2)}` }],
-    structuredContent: structured,
-  };
 }

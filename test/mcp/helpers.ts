@@ -24,6 +24,7 @@ export interface TaskShape {
   last_result: unknown;
   last_error: string | null;
   version: number;
+  series_id: string | null;
 }
 
 /** Calls a tool and flattens the result (text of the first content block, structured content). */

@@ -92,7 +92,12 @@ describe("MCP over streamable HTTP", () => {
       expect(r.text).toBe(`not-found: no task ${task.id} (task not found)`);
     }
     const listB = await call(b, "task.list", {});
-    expect(listB.structured).toEqual({ tasks: [], next_cursor: null });
+    expect(listB.structured).toEqual({
+      tasks: [],
+      next_cursor: null,
+      series: [],
+      series_next_cursor: null,
+    });
     // The same idempotency key in tenant B is B's own: a new task, not A's.
     const bTask = await callTask(b, "task.create", {
       description: "tenant B's",

@@ -34,7 +34,8 @@ describe("duetime mcp over stdio", () => {
     const byName = new Map(tools.map((t) => [t.name, t]));
     const create = byName.get("task.create")!;
     expect(create.description).toMatch(/reminder/);
-    expect(create.inputSchema.required).toEqual(["description", "scheduled_at"]);
+    // scheduled_at is required of a one-shot task by the tool (a series may go without it)
+    expect(create.inputSchema.required).toEqual(["description"]);
     const props = create.inputSchema.properties as Record<
       string,
       { type?: string; description?: string }
@@ -48,6 +49,7 @@ describe("duetime mcp over stdio", () => {
       "max_attempts",
       "max_wait_ms",
       "payload",
+      "recurrence",
       "scheduled_at",
       "timezone",
       "webhook_headers",
@@ -69,7 +71,7 @@ describe("duetime mcp over stdio", () => {
         "job_id",
       ]);
     }
-    expect(byName.get("task.reschedule")!.inputSchema.required).toEqual(["scheduled_at"]);
+    expect(byName.get("task.reschedule")!.inputSchema.required ?? []).toEqual([]);
     expect(byName.get("task.list")!.inputSchema.required ?? []).toEqual([]);
     expect(byName.get("task.list")!.annotations?.readOnlyHint).toBe(true);
   });

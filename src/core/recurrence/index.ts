@@ -23,3 +23,9 @@ export {
   RECURRENCE_TEXT_EXAMPLES,
   parseRecurrenceText,
 } from "./parse-text.js";
+export {
+  RECURRENCE_FORMS,
+  readRecurrence,
+  recurrenceForm,
+  type RecurrenceForm,
+} from "./recurrence-text.js";

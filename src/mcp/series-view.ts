@@ -1,0 +1,114 @@
+import type { ScheduleInfo } from "../api/series.js";
+import { isoInstant } from "../core/instant-text.js";
+import type { JobStatus } from "../core/job.js";
+import { describeRecurrence } from "../core/recurrence/index.js";
+import { recurrenceOf, type ScheduleState } from "../core/series.js";
+import { isObject } from "../core/validate.js";
+import { isoInZone } from "../core/wall-time.js";
+import { REMINDER_TARGET } from "./reminders.js";
+
+/** Occurrences shown ahead: the pending one and the two after it. */
+const NEXT_SHOWN = 3;
+
+/** One coming occurrence, in UTC and in the series' zone. */
+export interface OccurrenceView {
+  readonly at: string;
+  readonly at_local: string;
+}
+
+/**
+ * What the tools show of a recurring series (created by task.create with `recurrence`): the
+ * rule as given and in words, its zone, state, coming occurrences and what the last one did.
+ * The pending occurrence is itself a task (`next_job_id`), listed and shown as tasks are.
+ */
+export interface SeriesView {
+  /** The series' id; task.status, task.cancel and task.reschedule take it as job_id. */
+  readonly series_id: string;
+  readonly job_id: string;
+  readonly id: string;
+  readonly kind: "series";
+  readonly description: string | null;
+  readonly state: ScheduleState;
+  /** The rule as stored: a cron expression or an RRULE (English is stored as its RRULE). */
+  readonly recurrence: string;
+  /** The rule in words, with its zone: "every weekday at 09:00 (Europe/Paris)". */
+  readonly recurrence_text: string;
+  readonly timezone: string;
+  readonly target_kind: "reminder" | "webhook" | "handler";
+  readonly webhook_url: string | null;
+  /** The next occurrences (the first is the pending task's); empty unless active. */
+  readonly next_occurrences: OccurrenceView[];
+  /** The pending occurrence's task, or null (paused, ended). */
+  readonly next_job_id: string | null;
+  readonly fired_count: number;
+  /** Occurrences skipped by the catch-up policy after downtime. */
+  readonly missed_count: number;
+  /** The last fired occurrence's task and its status, or null before the first. */
+  readonly last_outcome: { readonly job_id: string; readonly status: JobStatus } | null;
+  /** Bumped on every change; pass as task.reschedule's expected_version. */
+  readonly version: number;
+  readonly created_at: string;
+}
+
+export function seriesView(s: ScheduleInfo): SeriesView {
+  const p = isObject(s.template.payload) ? s.template.payload : {};
+  const target = s.template.target;
+  const webhook = /^https?:\/\//i.test(target);
+  return {
+    series_id: s.id,
+    job_id: s.id,
+    id: s.id,
+    kind: "series",
+    description: typeof p.description === "string" ? p.description : null,
+    state: s.state,
+    recurrence: "cron" in s.rule ? s.rule.cron : s.rule.rrule,
+    recurrence_text: describeRecurrence(s.rule, s.timeZone, s.startAt ?? undefined),
+    timezone: s.timeZone,
+    target_kind: target === REMINDER_TARGET ? "reminder" : webhook ? "webhook" : "handler",
+    webhook_url: webhook ? target : null,
+    next_occurrences: comingOccurrences(s),
+    next_job_id: s.nextJobId,
+    fired_count: s.firedCount,
+    missed_count: s.missedCount,
+    last_outcome:
+      s.lastOutcome === null ? null : { job_id: s.lastOutcome.jobId, status: s.lastOutcome.status },
+    version: s.version,
+    created_at: isoInstant(s.createdAt),
+  };
+}
+
+/**
+ * The pending occurrence, then the ones the rule gives after it (the pending one may lie in
+ * the past during a catch-up, so the rest follow it rather than now).
+ */
+function comingOccurrences(s: ScheduleInfo): OccurrenceView[] {
+  if (s.state !== "active" || s.nextAt === null) return [];
+  const after = recurrenceOf(s).preview(s.nextAt, NEXT_SHOWN - 1);
+  const remaining = s.count === null ? Infinity : Math.max(0, s.count - s.firedCount - 1);
+  return [s.nextAt, ...after.slice(0, remaining).map((o) => o.at)].map((at) => ({
+    at: isoInstant(at),
+    at_local: isoInZone(at, s.timeZone),
+  }));
+}
+
+/** One line a person (or model) can read at a glance, as statusLine is for a task. */
+export function seriesLine(v: SeriesView): string {
+  const what = v.description === null ? "" : ` "${v.description}"`;
+  const head = `series ${v.id}${what} fires ${v.recurrence_text}`;
+  const fired = `fired ${v.fired_count} time(s)`;
+  const last =
+    v.last_outcome === null
+      ? ""
+      : `; last occurrence ${v.last_outcome.status} (task ${v.last_outcome.job_id})`;
+  switch (v.state) {
+    case "active": {
+      const next = v.next_occurrences[0];
+      const when = next === undefined ? "none" : `${next.at_local} (task ${v.next_job_id})`;
+      return `active: ${head}; next ${when}; ${fired}${last}`;
+    }
+    case "paused":
+      return `paused: ${head}; nothing fires until it is resumed; ${fired}${last}`;
+    case "ended":
+      return `ended: ${head}; no occurrence is left; ${fired}${last}`;
+  }
+}
