@@ -24,6 +24,15 @@ export type {
   ScheduleRecurringResult,
   ScheduleState,
   SchedulesPage,
+  Operation,
+  OperationFilter,
+  OperationInput,
+  OperationKind,
+  OperationParams,
+  OperationState,
+  OperationsPage,
+  OperationsQuery,
+  StartOperationOptions,
 } from "./api/scheduler.js";
 export type { ListQuery } from "./api/list-query.js";
 export type { LatenessSummary } from "./api/lateness.js";
@@ -75,6 +84,7 @@ export {
   JobNotPendingError,
   QuotaExceededError,
   ScheduleNotFoundError,
+  OperationNotFoundError,
   SettingMismatchError,
   StorageFullError,
   OutcomesNotRecordedError,

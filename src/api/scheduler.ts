@@ -46,6 +46,14 @@ import {
 } from "./series.js";
 import type { Occurrence } from "../core/recurrence/index.js";
 import type { ScheduleState } from "../core/series.js";
+import {
+  BulkOperations,
+  type Operation,
+  type OperationInput,
+  type OperationsPage,
+  type OperationsQuery,
+  type StartOperationOptions,
+} from "./operations.js";
 import type { SchedulerEvents } from "./scheduler-events.js";
 import type {
   DueTime,
@@ -75,6 +83,17 @@ export type {
   SchedulesPage,
 } from "./series.js";
 export type { Occurrence } from "../core/recurrence/index.js";
+export type {
+  Operation,
+  OperationFilter,
+  OperationInput,
+  OperationKind,
+  OperationParams,
+  OperationState,
+  OperationsPage,
+  OperationsQuery,
+  StartOperationOptions,
+} from "./operations.js";
 export type { BucketCount, CancelResult, InsertOutcome, RescheduleResult } from "../store/store.js";
 export type {
   ClockStats,
@@ -105,6 +124,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private readonly engine: Engine;
   private readonly events: OutcomeEvents;
   private readonly series: SeriesOperations;
+  private readonly operations: BulkOperations;
 
   constructor(options: SchedulerOptions) {
     super();
@@ -135,6 +155,44 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       this.newId,
       (dueAt) => this.engine.wakeFor(dueAt),
     );
+    this.operations = new BulkOperations(this.store, this.clock, this.newId, {
+      defaultTenant: o.defaultTenant,
+      timeZone: o.timeZone,
+      batchSize: o.operationBatchSize,
+      wake: () => this.engine.operations.wake(),
+    });
+  }
+
+  /**
+   * Starts a bulk operation (count, cancel, reschedule, retry, erase) on the jobs of one
+   * tenant matching `filter` (docs/managing-jobs.md): resolves to its record, queued (its
+   * batches run on a started scheduler's runner), or for a small count already done.
+   */
+  startOperation(input: OperationInput, opts: StartOperationOptions = {}): Promise<Operation> {
+    return this.operations.start(input, opts);
+  }
+
+  /** One operation record, or null. With `tenant`, another tenant's is null too. */
+  getOperation(id: string, opts: { tenant?: string } = {}): Promise<Operation | null> {
+    return this.operations.get(id, opts);
+  }
+
+  /** A page of operation records, newest first, by tenant and state. */
+  listOperations(query: OperationsQuery = {}): Promise<OperationsPage> {
+    return this.operations.list(query);
+  }
+
+  /** Cancels a queued or running operation: no batch starts after the one in flight. */
+  cancelOperation(id: string, opts: { tenant?: string } = {}): Promise<Operation> {
+    return this.operations.cancel(id, opts);
+  }
+
+  /**
+   * Runs an operation's batches in this call until it ends, `onProgress` after each: for a
+   * caller that does not start the scheduler (the CLI on a local file).
+   */
+  runOperation(id: string, onProgress?: (op: Operation) => void): Promise<Operation> {
+    return this.operations.runToEnd(id, onProgress === undefined ? {} : { onProgress });
   }
 
   /**

@@ -107,6 +107,14 @@ export class ScheduleNotFoundError extends DuetimeError {
   }
 }
 
+/** No bulk operation with this id (for this tenant). */
+export class OperationNotFoundError extends DuetimeError {
+  override readonly name = "OperationNotFoundError";
+  constructor(readonly id: string) {
+    super(`operation ${id} not found`);
+  }
+}
+
 /** The job changed since the version the caller read (optimistic concurrency). */
 export class VersionConflictError extends DuetimeError {
   override readonly name = "VersionConflictError";

@@ -6,10 +6,12 @@ import { ClockJumpDetector, type ClockJump } from "./clock-jumps.js";
 import { ClockSkewCheck } from "./clock-skew.js";
 import { Dispatcher, type DispatchOutcome, type Handler } from "./dispatcher.js";
 import type { Job } from "../core/job.js";
+import type { Operation } from "../core/operation.js";
 import type { FairShare } from "./fair-queue.js";
 import { HeldTenants } from "./held-tenants.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import { LeaseSweeper } from "./lease-sweeper.js";
+import { OperationRunner } from "./operation-runner.js";
 import type { Logger } from "./logger.js";
 import type { ResolvedOptions } from "./options.js";
 import { Retention } from "./retention.js";
@@ -36,6 +38,8 @@ export interface EngineDeps {
   readonly onOutcome: (o: DispatchOutcome) => void;
   /** Every wall-clock jump noticed while started (already logged). */
   readonly onClockJump: (jump: ClockJump) => void;
+  /** Each bulk operation's record after one of its batches ran here. */
+  readonly onOperationProgress?: (op: Operation) => void;
 }
 
 /**
@@ -56,6 +60,8 @@ export class Engine {
   private readonly sweeper: LeaseSweeper;
   private readonly keeper: LeaseKeeper;
   private readonly retention: Retention;
+  /** Runs bulk operations' batches (operation-runner.ts); the Scheduler wakes it. */
+  readonly operations: OperationRunner;
   /** Held jobs per tenant, for the claims' fair share. */
   private readonly heldTenants = new HeldTenants();
   /**
@@ -160,6 +166,15 @@ export class Engine {
       intervalMs: o.retentionIntervalMs,
       loops: this.loops,
     });
+    this.operations = new OperationRunner({
+      store: this.store,
+      clock: this.clock,
+      logger: this.logger,
+      batchSize: o.operationBatchSize,
+      idleMs: o.operationIdleMs,
+      loops: this.loops,
+      ...(deps.onOperationProgress === undefined ? {} : { onProgress: deps.onOperationProgress }),
+    });
     this.clockJumps = new ClockJumpDetector({
       clock: this.clock,
       logger: this.logger,
@@ -248,6 +263,7 @@ export class Engine {
       });
     this.sweeper.start();
     this.retention.start();
+    this.operations.start();
     this.clockJumps.start();
     this.clockSkew?.start();
   }
@@ -290,6 +306,7 @@ export class Engine {
         this.watcher.stop(),
         this.sweeper.stop(),
         this.retention.stop(),
+        this.operations.stop(),
         this.clockJumps.stop(),
         this.clockSkew?.stop(),
       ]),

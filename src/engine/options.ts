@@ -102,6 +102,16 @@ export interface SchedulerOptions {
    * a few minutes more cost nothing, and an idle node's database stays quiet).
    */
   readonly retentionIntervalMs?: number;
+  /**
+   * Jobs a bulk operation's batch reads (one store transaction each; see
+   * docs/managing-jobs.md). Default 2000.
+   */
+  readonly operationBatchSize?: number;
+  /**
+   * How often, in ms, a node with no bulk operation running looks for one queued by another
+   * node; a start on this node runs at once. Default 5000.
+   */
+  readonly operationIdleMs?: number;
   /** Largest payload, in bytes of JSON. Default 65536. */
   readonly maxPayloadBytes?: number;
   /** How far in the past a due time may be when scheduling, or null for any. Default null. */
@@ -225,6 +235,8 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
       3650 * 86_400_000,
     ),
     retentionIntervalMs: int(o.retentionIntervalMs, "retentionIntervalMs", 300_000, 10, 86_400_000),
+    operationBatchSize: int(o.operationBatchSize, "operationBatchSize", 2000, 1, 100_000),
+    operationIdleMs: int(o.operationIdleMs, "operationIdleMs", 5000, 10, 3_600_000),
     maxPayloadBytes: int(o.maxPayloadBytes, "maxPayloadBytes", 65_536, 2, 16 * 1024 * 1024),
     maxPastMs:
       o.maxPastMs === undefined || o.maxPastMs === null

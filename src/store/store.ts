@@ -3,6 +3,7 @@ import type { Job, JobStatus, JsonValue, NewJob } from "../core/job.js";
 import type { Clock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
 import type { LoopGroup } from "../core/loop.js";
+import type { Operation, OperationState, OperationStepResult } from "../core/operation.js";
 import type { Schedule, ScheduleState } from "../core/series.js";
 
 /**
@@ -159,6 +160,36 @@ export interface Store {
   /** Deletes a series, cancelling its pending occurrence, in one transaction. */
   scheduleDelete(params: ScheduleDeleteParams): Promise<ScheduleChangeResult>;
 
+  /** Stores a new operation record (queued; see src/core/operation.ts). */
+  operationsInsert(params: { operation: Operation }): Promise<Operation>;
+
+  /** One operation record by id, or null. With `tenant`, another tenant's is null too. */
+  operationGet(params: { id: string; tenant?: string }): Promise<Operation | null>;
+
+  /** Operation records, newest first, before `beforeId`, filtered by tenant and states. */
+  operationsList(params: OperationsListParams): Promise<Operation[]>;
+
+  /**
+   * Cancels an operation that is queued or running: a batch in flight commits first (the
+   * record is written under the same lock), no batch starts after. Others come back as
+   * they are; null when not found.
+   */
+  operationCancel(params: { id: string; tenant?: string; now: number }): Promise<Operation | null>;
+
+  /**
+   * One batch of an active operation, in one transaction: reads up to `limit` of its
+   * tenant's jobs after its cursor, acts on those matching its filter that its kind acts on
+   * (the same transitions, change-feed rows and counters as the single-job calls), and
+   * writes the record's counts and cursor, so a crash either keeps the whole batch or none of
+   * it. A batch that read fewer than `limit` jobs ends the operation (`done`). An operation
+   * no longer active comes back as it is with `scanned: 0`; null when not found.
+   */
+  operationStep(params: {
+    id: string;
+    now: number;
+    limit: number;
+  }): Promise<OperationStepResult | null>;
+
   /** Deletes finished jobs that finished before `before`, at most `limit` per call. */
   historyPurge(params: { before: number; limit: number }): Promise<number>;
 
@@ -213,6 +244,14 @@ export interface Store {
    * engine's clock and logger; without it, the system clock and the store's own reporting.
    */
   onEarlierDue?(listener: (dueAt: number) => void, loop?: EarlierDueLoop): () => void;
+}
+
+export interface OperationsListParams {
+  readonly tenant?: string;
+  readonly states?: readonly OperationState[];
+  /** Start strictly before this id (ids grow with creation time: newest first). */
+  readonly beforeId?: string;
+  readonly limit: number;
 }
 
 export interface SchedulesListParams {

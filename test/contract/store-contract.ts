@@ -6,6 +6,7 @@ import type { Store } from "../../src/store/store.js";
 import { describeCapabilityContract } from "./capability-contract.js";
 import { describeFeedContract } from "./feed-contract.js";
 import { describeKeyModeContract } from "./key-mode-contract.js";
+import { describeOperationContract } from "./operation-contract.js";
 import { describePlacementContract } from "./placement-contract.js";
 import { describeSeriesContract } from "./series-contract.js";
 import { describeTenantContract } from "./tenant-contract.js";
@@ -763,4 +764,5 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
   describeTraceContract(name, makeStore);
   describeFeedContract(name, makeStore);
   describeSeriesContract(name, makeStore);
+  describeOperationContract(name, makeStore);
 }

@@ -250,6 +250,30 @@ export function migrations(schema: string): readonly string[] {
     CREATE UNIQUE INDEX schedules_key ON ${s}.schedules (tenant, key) WHERE key IS NOT NULL;
     CREATE INDEX schedules_tenant ON ${s}.schedules (tenant, id);
     `,
+    // Version 7: bulk operations (src/core/operation.ts, operations.ts). A record per
+    // operation, locked (FOR UPDATE) by each batch, so two nodes never run one batch twice;
+    // job_changes_job lets an erase delete a job's feed rows without a scan.
+    `
+    CREATE TABLE ${s}.operations (
+      id          text    PRIMARY KEY,
+      tenant      text    NOT NULL,
+      kind        text    NOT NULL,
+      filter      text    NOT NULL,
+      params      text    NOT NULL,
+      state       text    NOT NULL,
+      scanned     bigint  NOT NULL,
+      changed     bigint  NOT NULL,
+      skipped     bigint  NOT NULL,
+      cursor      text,
+      error       text,
+      created_at  bigint  NOT NULL,
+      updated_at  bigint  NOT NULL,
+      finished_at bigint
+    );
+    CREATE INDEX operations_tenant ON ${s}.operations (tenant, id);
+    CREATE INDEX operations_active ON ${s}.operations (id) WHERE state IN ('queued', 'running');
+    CREATE INDEX job_changes_job ON ${s}.job_changes (job_id);
+    `,
   ];
 }
 

@@ -4,6 +4,18 @@ import { ChangeCursorExpiredError, InvalidJobError, StorageFullError } from "../
 import type { ChangePosition, ChangesPage } from "../../core/change.js";
 import { createIdGenerator, shardOf } from "../../core/ids.js";
 import type { Schedule } from "../../core/series.js";
+import type { Operation, OperationStepResult } from "../../core/operation.js";
+import { operationStatements } from "./operation-statements.js";
+import {
+  cancelOperation,
+  getOperation,
+  insertOperation,
+  listOperations,
+  movedBuckets,
+  readCandidates,
+  stepOperation,
+  type OperationDeps,
+} from "./operations.js";
 import { rowToSchedule, type ScheduleRow } from "../../store/schedule-row.js";
 import type { Job, JobStatus, NewJob } from "../../core/job.js";
 import { JOB_STATUSES, newPendingJob } from "../../core/job.js";
@@ -18,6 +30,7 @@ import type {
   SchedulesListParams,
   JobsListParams,
   LeaseExpiryResult,
+  OperationsListParams,
   NextDue,
   RescheduleParams,
   RescheduleResult,
@@ -93,6 +106,7 @@ export class PostgresStore implements Store {
   private readonly notifier: DueNotifier;
   private readonly claims: Claims;
   private readonly series: SeriesDeps;
+  private readonly ops: OperationDeps;
   /** Ids of the occurrences a claim writes, made at the claim's `now`. */
   private idNow = 0;
   private readonly newId = createIdGenerator(() => this.idNow);
@@ -115,6 +129,7 @@ export class PostgresStore implements Store {
       bucketWidthMs: this.bucketWidthMs,
       shardCount: this.shardCount,
     };
+    this.ops = { sql: operationStatements(o.schema), bucketWidthMs: this.bucketWidthMs };
     this.claims = new Claims({
       pool,
       sql: this.sql,
@@ -584,6 +599,65 @@ export class PostgresStore implements Store {
     return this.run("deleting a schedule", () =>
       withRetry(() => inTransaction(this.pool, (c) => deleteSchedule(c, this.series, params))),
     );
+  }
+
+  async operationsInsert(params: { operation: Operation }): Promise<Operation> {
+    return this.run("inserting an operation", () =>
+      withRetry(() => insertOperation(this.pool, this.ops, params.operation)),
+    );
+  }
+
+  async operationGet(params: { id: string; tenant?: string }): Promise<Operation | null> {
+    return this.run("reading an operation", () =>
+      getOperation(this.pool, this.ops, params.id, params.tenant),
+    );
+  }
+
+  async operationsList(params: OperationsListParams): Promise<Operation[]> {
+    return this.run("listing operations", () => listOperations(this.pool, this.ops, params));
+  }
+
+  async operationCancel(params: {
+    id: string;
+    tenant?: string;
+    now: number;
+  }): Promise<Operation | null> {
+    return this.run("cancelling an operation", () =>
+      withRetry(() => inTransaction(this.pool, (c) => cancelOperation(c, this.ops, params))),
+    );
+  }
+
+  /**
+   * One batch in one transaction (operations.ts), the record locked. The partitions the
+   * batch moves jobs into are made first, from a read of the same jobs outside it.
+   */
+  async operationStep(params: {
+    id: string;
+    now: number;
+    limit: number;
+  }): Promise<OperationStepResult | null> {
+    const op = await this.operationGet({ id: params.id });
+    if (!op) return null;
+    if (op.kind === "cancel" || op.kind === "erase") await this.ensureHistory(params.now);
+    if (op.kind === "reschedule" || op.kind === "retry") {
+      const rows = await this.run("reading an operation batch", () =>
+        readCandidates(this.pool, this.ops, op, params.limit),
+      );
+      await this.ensureLive(movedBuckets(op, rows, this.bucketWidthMs, params.now), params.now);
+    }
+    const r = await this.run("running an operation batch", () =>
+      withRetry(() => inTransaction(this.pool, (c) => stepOperation(c, this.ops, params))),
+    );
+    if (
+      r &&
+      r.operation.changed > op.changed &&
+      (op.kind === "reschedule" || op.kind === "retry")
+    ) {
+      // other nodes may own the moved jobs' shards: wake them as a single move would
+      this.notifier.observe(null);
+      await this.notifyEarlier(params.now, params.now);
+    }
+    return r;
   }
 
   async clockRead(): Promise<number> {

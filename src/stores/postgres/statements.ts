@@ -11,7 +11,7 @@
  */
 
 /** Columns every job table has (trace_context, schedule_id and nominal were added later). */
-const COLS = `shard, id, tenant, key, due_at, bucket, payload, target, target_options,
+export const COLS = `shard, id, tenant, key, due_at, bucket, payload, target, target_options,
   trace_context, attempts, max_attempts, expire_after_ms, version, fence, last_error,
   last_result, created_at, updated_at, fired_at, schedule_id, nominal`;
 
@@ -24,7 +24,7 @@ const AS_HISTORY = `${COLS}, status, NULL::text AS lease_owner, NULL::bigint AS 
   finished_at`;
 
 /** The change feed's columns a write fills (postgres/changes.ts; tx and seq are defaults). */
-const CHANGE_COLS = `tenant, job_id, kind, status, due_at, attempts, error, at`;
+export const CHANGE_COLS = `tenant, job_id, kind, status, due_at, attempts, error, at`;
 
 export type Statements = ReturnType<typeof statements>;
 

@@ -1,7 +1,7 @@
 import type { Job } from "../../core/job.js";
 import type { CancelResult, RescheduleParams, RescheduleResult } from "../../store/store.js";
 import type { SqliteContext } from "./context.js";
-import { CounterDeltas, rowToJob, type JobTuple } from "./rows.js";
+import { CounterDeltas, rowToJob, type JobTuple, type StoredJob } from "./rows.js";
 
 /**
  * Cancels a pending job (an outcome row; the job's own row is not written); call inside a
@@ -13,8 +13,24 @@ export function cancelJob(
 ): CancelResult {
   const current = ctx.ownedRow(params.id, params.tenant);
   if (!current) return { outcome: "not-found" };
+  if (current.job.status !== "pending") return { outcome: "too-late", job: current.job };
+  const deltas = new CounterDeltas();
+  cancelPending(ctx, current, params.now, deltas);
+  ctx.flush(deltas);
+  return { outcome: "cancelled", job: reread(ctx, current.job.id) };
+}
+
+/**
+ * The cancel transition of a job read as pending in this transaction, counters gathered in
+ * `deltas` (the caller flushes them): shared by a single cancel and a bulk operation's batch.
+ */
+export function cancelPending(
+  ctx: SqliteContext,
+  current: StoredJob,
+  now: number,
+  deltas: CounterDeltas,
+): void {
   const job = current.job;
-  if (job.status !== "pending") return { outcome: "too-late", job };
   ctx.s.finishedInsert.run({
     seq: current.seq,
     dueAt: job.dueAt,
@@ -26,10 +42,9 @@ export function cancelJob(
     version: job.version + 1,
     error: job.lastError,
     firedAt: job.firedAt,
-    now: params.now,
+    now,
   });
   ctx.s.hotDelete.run({ seq: current.seq, dueAt: job.dueAt });
-  const deltas = new CounterDeltas();
   deltas.move(job.tenant, "pending", "cancelled", job.bucket, job.bucket);
   ctx.record(
     {
@@ -40,10 +55,8 @@ export function cancelJob(
       dueAt: job.dueAt,
       attempts: job.attempts,
     },
-    params.now,
+    now,
   );
-  ctx.flush(deltas);
-  return { outcome: "cancelled", job: reread(ctx, job.id) };
 }
 
 /**
@@ -62,16 +75,38 @@ export function moveJob(
   if (params.expectedVersion !== undefined && job.version !== params.expectedVersion) {
     return { outcome: "version-conflict", job };
   }
+  const deltas = new CounterDeltas();
+  const holder = movePendingOrDead(ctx, current, params.dueAt, params.now, deltas);
+  if (holder) return { outcome: "key-conflict", job, holder };
+  ctx.flush(deltas);
+  return { outcome: "rescheduled", job: reread(ctx, job.id) };
+}
+
+/**
+ * The move of a job read in this transaction as pending (a reschedule) or dead (a retry)
+ * to `dueAt`, counters gathered in `deltas`: shared by the single-job calls and a bulk
+ * operation's batch. A dead job whose idempotency key another live job holds now is not
+ * moved: that holder comes back (nothing was written).
+ */
+export function movePendingOrDead(
+  ctx: SqliteContext,
+  current: StoredJob,
+  dueAt: number,
+  now: number,
+  deltas: CounterDeltas,
+): Job | null {
+  const job = current.job;
+  const from = job.status === "pending" ? "pending" : "dead";
   const seq = current.seq;
-  const bucket = ctx.bucketOf(params.dueAt);
-  const target = { seq, dueAt: params.dueAt, bucket, now: params.now };
+  const bucket = ctx.bucketOf(dueAt);
+  const target = { seq, dueAt, bucket, now };
   if (from === "pending") {
     ctx.s.jobReschedule.run(target);
     ctx.s.hotDelete.run({ seq, dueAt: job.dueAt });
   } else {
     if (job.key !== null) {
       const holder = ctx.s.jobByLiveKey.get(job.tenant, job.key) as JobTuple | undefined;
-      if (holder) return { outcome: "key-conflict", job, holder: rowToJob(holder) };
+      if (holder) return rowToJob(holder);
     }
     const dead = ctx.s.deadOutcome.get(seq) as {
       rid: number;
@@ -90,23 +125,21 @@ export function moveJob(
     });
     if (job.key !== null) ctx.s.liveKeySet.run(job.tenant, job.key, seq);
   }
-  ctx.placeInHot({ seq, bucket, due_at: params.dueAt, tenant: job.tenant });
-  const deltas = new CounterDeltas();
+  ctx.placeInHot({ seq, bucket, due_at: dueAt, tenant: job.tenant });
   deltas.move(job.tenant, from, "pending", job.bucket, bucket);
-  ctx.flush(deltas);
-  const moved = reread(ctx, job.id);
   ctx.record(
     {
       tenant: job.tenant,
       id: job.id,
       kind: from === "pending" ? "rescheduled" : "retried",
       status: "pending",
-      dueAt: moved.dueAt,
-      attempts: moved.attempts,
+      dueAt,
+      // a retry starts a fresh attempt budget (jobRetry sets attempts to 0)
+      attempts: from === "pending" ? job.attempts : 0,
     },
-    params.now,
+    now,
   );
-  return { outcome: "rescheduled", job: moved };
+  return null;
 }
 
 /** The job as it stands after a change made in this transaction. */

@@ -253,4 +253,29 @@ export const MIGRATIONS: readonly string[] = [
   CREATE UNIQUE INDEX schedules_key ON schedules (tenant, key) WHERE key IS NOT NULL;
   CREATE INDEX schedules_tenant ON schedules (tenant, id);
   `,
+  // Version 7: bulk operations (src/core/operation.ts, operations.ts). A record per operation,
+  // keyed by its ULID (rows append); the runner finds the active ones through
+  // operations_active. changes_job lets an erase delete a job's feed rows without a scan
+  // (job ids grow with time, so its entries mostly append).
+  `
+  CREATE TABLE operations (
+    id          TEXT PRIMARY KEY,
+    tenant      TEXT NOT NULL,
+    kind        TEXT NOT NULL,
+    filter      TEXT NOT NULL,
+    params      TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    scanned     INTEGER NOT NULL,
+    changed     INTEGER NOT NULL,
+    skipped     INTEGER NOT NULL,
+    cursor      TEXT,
+    error       TEXT,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    finished_at INTEGER
+  ) WITHOUT ROWID;
+  CREATE INDEX operations_tenant ON operations (tenant, id);
+  CREATE INDEX operations_active ON operations (id) WHERE state IN ('queued', 'running');
+  CREATE INDEX changes_job ON changes (job_id);
+  `,
 ];

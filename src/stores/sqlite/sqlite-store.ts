@@ -15,6 +15,7 @@ import type {
   SchedulesListParams,
   JobsListParams,
   LeaseExpiryResult,
+  OperationsListParams,
   NextDue,
   RescheduleParams,
   RescheduleResult,
@@ -43,6 +44,14 @@ import {
   replaceSchedule,
 } from "./series.js";
 import type { Schedule } from "../../core/series.js";
+import type { Operation, OperationStepResult } from "../../core/operation.js";
+import {
+  cancelOperation,
+  getOperation,
+  insertOperation,
+  listOperations,
+  stepOperation,
+} from "./operations.js";
 import { rowToSchedule, type ScheduleRow } from "../../store/schedule-row.js";
 import { RAW_JOB_STATEMENTS, SQL } from "./statements.js";
 
@@ -351,6 +360,37 @@ export class SqliteStore implements Store {
 
   async scheduleDelete(params: ScheduleDeleteParams): Promise<ScheduleChangeResult> {
     return this.ctx.write("deleting a schedule", () => deleteSchedule(this.ctx, params));
+  }
+
+  async operationsInsert(params: { operation: Operation }): Promise<Operation> {
+    return this.ctx.write("inserting an operation", () =>
+      insertOperation(this.ctx, params.operation),
+    );
+  }
+
+  async operationGet(params: { id: string; tenant?: string }): Promise<Operation | null> {
+    return getOperation(this.ctx, params.id, params.tenant);
+  }
+
+  async operationsList(params: OperationsListParams): Promise<Operation[]> {
+    return listOperations(this.ctx, params);
+  }
+
+  async operationCancel(params: {
+    id: string;
+    tenant?: string;
+    now: number;
+  }): Promise<Operation | null> {
+    return this.ctx.write("cancelling an operation", () => cancelOperation(this.ctx, params));
+  }
+
+  /** One write transaction: the batch's changes and the record's progress (operations.ts). */
+  async operationStep(params: {
+    id: string;
+    now: number;
+    limit: number;
+  }): Promise<OperationStepResult | null> {
+    return this.ctx.write("running an operation batch", () => stepOperation(this.ctx, params));
   }
 
   /**

@@ -9,6 +9,7 @@
  */
 import type Database from "better-sqlite3";
 import { JOB_COLUMN_NAMES } from "./rows.js";
+import { OPERATION_SQL } from "./operation-statements.js";
 import { SERIES_SQL } from "./series-statements.js";
 
 const JOB_EXPRESSIONS: Record<(typeof JOB_COLUMN_NAMES)[number], string> = {
@@ -352,6 +353,17 @@ export const SQL = {
     ORDER BY f.due_at, f.id LIMIT @limit`,
 
   ...SERIES_SQL,
+  ...OPERATION_SQL,
+
+  /**
+   * A bulk operation's batch (operations.ts): one tenant's jobs after a seq, in seq order (the
+   * rowid: a job's seq never changes, so a batch never meets a job it met before). Reads
+   * the rowid B-tree from the cursor: without a tag, the cost tracks the rows read.
+   */
+  operationJobs: `${JOB_SELECT} WHERE j.seq > ? AND j.tenant = ? ORDER BY j.seq LIMIT ?`,
+  /** An erased job's outcome (unique index finished_due) and feed rows (index changes_job). */
+  finishedDeleteByJob: `DELETE FROM finished WHERE due_at = ? AND id = ?`,
+  changesDeleteByJob: `DELETE FROM changes WHERE job_id = ? AND tenant = ?`,
 } as const;
 
 /**
@@ -365,6 +377,7 @@ export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
   "hotTenantDuePrefixOfShards",
   "jobByLiveKey",
   "jobById",
+  "operationJobs",
   "claimRead",
   "listPendingInBucket",
   "listClaimed",

@@ -1,0 +1,161 @@
+import type { Clock } from "../core/clock.js";
+import { InvalidJobError, OperationNotFoundError } from "../core/errors.js";
+import {
+  OPERATION_KINDS,
+  OPERATION_STATES,
+  type Operation,
+  type OperationState,
+} from "../core/operation.js";
+import { validateOperationInput, type OperationInput } from "../core/operation-input.js";
+import { validateTenant } from "../core/schedule-input.js";
+import { optionalInteger, optionalString, requireObject, requireString } from "../core/validate.js";
+import type { Store } from "../store/store.js";
+
+export type {
+  Operation,
+  OperationFilter,
+  OperationKind,
+  OperationParams,
+  OperationState,
+} from "../core/operation.js";
+export type { OperationInput } from "../core/operation-input.js";
+
+/** Options of startOperation. */
+export interface StartOperationOptions {
+  /** The tenant whose jobs it acts on. Default: the scheduler's default tenant. */
+  readonly tenant?: string;
+}
+
+export interface OperationsQuery {
+  readonly tenant?: string;
+  readonly state?: OperationState;
+  /** The previous page's nextCursor. */
+  readonly cursor?: string;
+  /** 1 to 1000. Default 100. */
+  readonly limit?: number;
+}
+
+export interface OperationsPage {
+  /** Newest first. */
+  readonly operations: Operation[];
+  readonly nextCursor: string | null;
+}
+
+/**
+ * A count answers at once when it is done within this many jobs read (the rest runs in the
+ * background like any operation): a dry run of a small selection needs no polling.
+ */
+const INLINE_COUNT_JOBS = 20_000;
+
+/**
+ * Bulk operations by filter behind the Scheduler's methods (src/core/operation.ts): the
+ * input validated once here, the record stored, and its batches left to the engine's
+ * OperationRunner (or run here, `runToEnd`, by a caller without a started engine).
+ */
+export class BulkOperations {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly newId: () => string,
+    private readonly d: {
+      readonly defaultTenant: string;
+      readonly timeZone: string;
+      readonly batchSize: number;
+      /** The runner should look at once (an operation was queued). */
+      readonly wake: () => void;
+    },
+  ) {}
+
+  async start(
+    input: OperationInput | unknown,
+    opts: StartOperationOptions = {},
+  ): Promise<Operation> {
+    const tenant = opts.tenant === undefined ? this.d.defaultTenant : validateTenant(opts.tenant);
+    const now = this.clock.now();
+    const def = validateOperationInput(input, { now, timeZone: this.d.timeZone });
+    const op = await this.store.operationsInsert({
+      operation: {
+        id: this.newId(),
+        tenant,
+        ...def,
+        state: "queued",
+        scanned: 0,
+        changed: 0,
+        skipped: 0,
+        cursor: null,
+        error: null,
+        createdAt: now,
+        updatedAt: now,
+        finishedAt: null,
+      },
+    });
+    if (!OPERATION_KINDS[op.kind].writes) {
+      const counted = await this.runToEnd(op.id, { maxJobs: INLINE_COUNT_JOBS });
+      if (counted.state !== "queued" && counted.state !== "running") return counted;
+    }
+    this.d.wake();
+    return op;
+  }
+
+  async get(id: string, opts: { tenant?: string } = {}): Promise<Operation | null> {
+    requireString(id, "id", { max: 64 });
+    return this.store.operationGet({
+      id,
+      ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
+    });
+  }
+
+  async list(q: OperationsQuery = {}): Promise<OperationsPage> {
+    requireObject(q, "query");
+    const limit = optionalInteger(q.limit, "limit", 1, 1000) ?? 100;
+    if (q.state !== undefined && !OPERATION_STATES.includes(q.state)) {
+      throw new InvalidJobError("state", `one of ${OPERATION_STATES.join(", ")}`, q.state);
+    }
+    const before = optionalString(q.cursor, "cursor", { max: 64 });
+    const rows = await this.store.operationsList({
+      limit: limit + 1,
+      ...(q.tenant === undefined ? {} : { tenant: q.tenant }),
+      ...(q.state === undefined ? {} : { states: [q.state] }),
+      ...(before === undefined ? {} : { beforeId: before }),
+    });
+    const more = rows.length > limit;
+    const page = more ? rows.slice(0, limit) : rows;
+    return { operations: page, nextCursor: more ? page[page.length - 1]!.id : null };
+  }
+
+  /** Cancels a queued or running operation (a batch in flight finishes first). */
+  async cancel(id: string, opts: { tenant?: string } = {}): Promise<Operation> {
+    requireString(id, "id", { max: 64 });
+    const op = await this.store.operationCancel({
+      id,
+      now: this.clock.now(),
+      ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
+    });
+    if (!op) throw new OperationNotFoundError(id);
+    return op;
+  }
+
+  /**
+   * Runs the operation's batches here until it ends (or `maxJobs` were read), calling
+   * `onProgress` after each: for a caller with no started engine (the CLI on a local file).
+   * Safe beside a runner: each batch is its own transaction on the record.
+   */
+  async runToEnd(
+    id: string,
+    opts: { maxJobs?: number; onProgress?: (op: Operation) => void } = {},
+  ): Promise<Operation> {
+    let read = 0;
+    for (;;) {
+      const r = await this.store.operationStep({
+        id,
+        now: this.clock.now(),
+        limit: this.d.batchSize,
+      });
+      if (!r) throw new OperationNotFoundError(id);
+      opts.onProgress?.(r.operation);
+      read += r.scanned;
+      const active = r.operation.state === "queued" || r.operation.state === "running";
+      if (!active || r.scanned === 0 || read >= (opts.maxJobs ?? Infinity)) return r.operation;
+    }
+  }
+}

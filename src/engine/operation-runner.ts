@@ -1,0 +1,81 @@
+import type { Clock } from "../core/clock.js";
+import { ServiceLoop, type LoopGroup } from "../core/loop.js";
+import { ACTIVE_OPERATION_STATES, type Operation } from "../core/operation.js";
+import type { Store } from "../store/store.js";
+import type { Logger } from "./logger.js";
+
+/** Most active operations one pass serves (a batch each, oldest first). */
+const MAX_PER_PASS = 16;
+
+/** What an OperationRunner is made of. */
+export interface OperationRunnerDeps {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Jobs each batch reads, at least 1. */
+  readonly batchSize: number;
+  /**
+   * Pause in ms between looks for active operations while there are none here: another
+   * node may have queued one (PostgreSQL). A start on this node wakes the runner at once.
+   */
+  readonly idleMs: number;
+  /** The node's loops that recover together (see LoopGroup). Default: none. */
+  readonly loops?: LoopGroup;
+  /** Each record after a batch (progress events). */
+  readonly onProgress?: (op: Operation) => void;
+}
+
+/**
+ * Runs bulk operations (src/core/operation.ts) in the background: each pass runs one batch
+ * (one store transaction) of each active operation, so several operations progress side
+ * by side and firing gets the event loop back between batches. Active operations are read
+ * from the store on every pass, so those queued or half done before a crash resume on start,
+ * from their cursors; a cancelled one is simply no longer active.
+ */
+export class OperationRunner {
+  private readonly loop: ServiceLoop;
+
+  constructor(private readonly d: OperationRunnerDeps) {
+    this.loop = new ServiceLoop({
+      name: "operation runner",
+      clock: d.clock,
+      logger: d.logger,
+      ...(d.loops === undefined ? {} : { group: d.loops }),
+      pass: async () => ((await this.runOnce()) > 0 ? 0 : this.d.idleMs),
+    });
+  }
+
+  start(): void {
+    this.loop.start(0);
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  /** An operation was queued here: its first batch runs now. */
+  wake(): void {
+    this.loop.wake();
+  }
+
+  /** One batch of each active operation; resolves to how many are still active after it. */
+  async runOnce(): Promise<number> {
+    const active = await this.d.store.operationsList({
+      states: ACTIVE_OPERATION_STATES,
+      limit: MAX_PER_PASS,
+    });
+    let left = 0;
+    // oldest first: the list is newest first
+    for (const op of active.reverse()) {
+      const r = await this.d.store.operationStep({
+        id: op.id,
+        now: this.d.clock.now(),
+        limit: this.d.batchSize,
+      });
+      if (!r) continue;
+      this.d.onProgress?.(r.operation);
+      if (r.operation.state === "queued" || r.operation.state === "running") left++;
+    }
+    return left;
+  }
+}

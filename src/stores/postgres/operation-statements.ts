@@ -1,0 +1,132 @@
+import { OPERATION_COLUMNS } from "../../store/operation-row.js";
+import { CHANGE_COLS, COLS } from "./statements.js";
+
+/**
+ * The statements of bulk operations for one schema (operations.ts). A batch's actions take
+ * the jobs it decided on as arrays ($1 shards, $2 ids) and are the set forms of the
+ * single-job transitions in statements.ts (cancel, reschedule, retryDead): the same rows
+ * move between the same tables, with the same change-feed rows, and the statement triggers
+ * keep the counters. Each also names the tenant and leaves a series' pending occurrence
+ * (schedule_id set) alone, as the batch's decision did.
+ */
+export function operationStatements(schema: string) {
+  const s = `"${schema}"`;
+  const cols = OPERATION_COLUMNS.join(", ");
+  const params = OPERATION_COLUMNS.map((_, i) => `$${i + 1}`).join(", ");
+  const assign = OPERATION_COLUMNS.map((c, i) => `${c} = $${i + 1}`)
+    .filter((_, i) => i > 0)
+    .join(", ");
+  const picked = `unnest($1::int[], $2::text[]) AS u(shard, id)`;
+  const side = (table: string, status: string) => `(SELECT shard, id, ${status} AS status,
+      target, key, due_at, schedule_id FROM ${s}.${table}
+    WHERE tenant = $1 AND (shard, id) > ($2::int, $3::text) ORDER BY shard, id LIMIT $4)`;
+  return {
+    insert: `INSERT INTO ${s}.operations (${cols}) VALUES (${params})`,
+    /** Primary key. */
+    byId: `SELECT ${cols} FROM ${s}.operations WHERE id = $1`,
+    /** Primary key, locked: a batch and a cancel of one operation take turns. */
+    byIdLocked: `SELECT ${cols} FROM ${s}.operations WHERE id = $1 FOR UPDATE`,
+    write: `UPDATE ${s}.operations SET ${assign} WHERE id = $1`,
+    /** Newest first: the primary key backwards, or operations_tenant; states per row. */
+    page: `SELECT ${cols} FROM ${s}.operations
+      WHERE id < $1 AND ($2::text IS NULL OR tenant = $2)
+        AND ($3::text[] IS NULL OR state = ANY($3::text[]))
+      ORDER BY id DESC LIMIT $4`,
+    /**
+     * A batch's jobs: one tenant's, after the (shard, id) cursor, in that order, from each
+     * job table's primary key (shard, id, ...): a job keeps its shard and id through every
+     * transition, so a batch never meets a job an earlier batch met. One statement, one
+     * snapshot: a job is in exactly one of the three tables.
+     */
+    jobs: `SELECT * FROM (${side("jobs_live", "'pending'::text")}
+      UNION ALL ${side("jobs_claimed", "'claimed'::text")}
+      UNION ALL ${side("jobs_history", "status")}) j
+      ORDER BY shard, id LIMIT $4`,
+    /** cancel's set form. $3 tenant, $4 now. */
+    cancel: `WITH del AS (
+        DELETE FROM ${s}.jobs_live l USING ${picked}
+        WHERE l.shard = u.shard AND l.id = u.id AND l.tenant = $3 AND l.schedule_id IS NULL
+        RETURNING l.*
+      ), moved AS (
+        INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
+        SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
+          trace_context, attempts, max_attempts, expire_after_ms, version + 1, fence, last_error,
+          last_result, created_at, $4::bigint, fired_at, schedule_id, nominal, 'cancelled', $4::bigint
+        FROM del
+        RETURNING tenant, id, due_at, attempts
+      ), changed AS (
+        INSERT INTO ${s}.job_changes (${CHANGE_COLS})
+        SELECT tenant, id, 'cancelled', 'cancelled', due_at, attempts, NULL, $4::bigint FROM moved
+      )
+      SELECT count(*)::int AS n FROM moved`,
+    /** reschedule's set form: $3 new due times, $4 their buckets, $5 tenant, $6 now. */
+    reschedule: `WITH del AS (
+        DELETE FROM ${s}.jobs_live l
+        USING unnest($1::int[], $2::text[], $3::bigint[], $4::bigint[]) AS u(shard, id, due, bucket)
+        WHERE l.shard = u.shard AND l.id = u.id AND l.tenant = $5 AND l.schedule_id IS NULL
+        RETURNING l.*, u.due AS new_due, u.bucket AS new_bucket
+      ), moved AS (
+        INSERT INTO ${s}.jobs_live (${COLS})
+        SELECT shard, id, tenant, key, new_due, new_bucket, payload, target, target_options,
+          trace_context, attempts, max_attempts, expire_after_ms, version + 1, fence, last_error,
+          last_result, created_at, $6::bigint, fired_at, schedule_id, nominal
+        FROM del
+        RETURNING tenant, id, due_at, attempts
+      ), changed AS (
+        INSERT INTO ${s}.job_changes (${CHANGE_COLS})
+        SELECT tenant, id, 'rescheduled', 'pending', due_at, attempts, NULL, $6::bigint FROM moved
+      )
+      SELECT count(*)::int AS n FROM moved`,
+    /** retryKeyTake's set form, before retry in the same transaction. $3 tenant. */
+    retryKeysTake: `INSERT INTO ${s}.job_keys (tenant, key, shard, id)
+      SELECT h.tenant, h.key, h.shard, h.id FROM ${s}.jobs_history h JOIN ${picked}
+        ON h.shard = u.shard AND h.id = u.id
+      WHERE h.status = 'dead' AND h.key IS NOT NULL AND h.tenant = $3
+      ON CONFLICT (tenant, key) DO NOTHING`,
+    /**
+     * retryDead's set form: a dead job whose key another live job holds (retryKeysTake left
+     * it to the holder) stays dead. $3 tenant, $4 due time, $5 its bucket, $6 now.
+     */
+    retry: `WITH del AS (
+        DELETE FROM ${s}.jobs_history h USING ${picked}
+        WHERE h.shard = u.shard AND h.id = u.id AND h.status = 'dead' AND h.tenant = $3
+          AND (h.key IS NULL OR EXISTS (SELECT 1 FROM ${s}.job_keys k
+            WHERE k.tenant = h.tenant AND k.key = h.key AND k.id = h.id))
+        RETURNING h.*
+      ), ins AS (
+        INSERT INTO ${s}.jobs_live (${COLS})
+        SELECT shard, id, tenant, key, $4::bigint, $5::bigint, payload, target, target_options,
+          trace_context, 0, max_attempts, expire_after_ms, version + 1, fence, last_error,
+          last_result, created_at, $6::bigint, fired_at, schedule_id, nominal
+        FROM del
+        RETURNING tenant, id, due_at, attempts
+      ), changed AS (
+        INSERT INTO ${s}.job_changes (${CHANGE_COLS})
+        SELECT tenant, id, 'retried', 'pending', due_at, attempts, NULL, $6::bigint FROM ins
+      )
+      SELECT count(*)::int AS n FROM ins`,
+    /**
+     * erase: pending and finished rows deleted with their key and their feed rows (index
+     * job_changes_job); the statement triggers drop the counters. $3 tenant.
+     */
+    erase: `WITH live AS (
+        DELETE FROM ${s}.jobs_live l USING ${picked}
+        WHERE l.shard = u.shard AND l.id = u.id AND l.tenant = $3 AND l.schedule_id IS NULL
+        RETURNING l.id, l.key
+      ), hist AS (
+        DELETE FROM ${s}.jobs_history h USING ${picked}
+        WHERE h.shard = u.shard AND h.id = u.id AND h.tenant = $3
+        RETURNING h.id, h.key
+      ), gone AS (
+        SELECT id, key FROM live UNION ALL SELECT id, key FROM hist
+      ), keys AS (
+        DELETE FROM ${s}.job_keys k USING gone g
+        WHERE k.tenant = $3 AND k.key = g.key AND k.id = g.id
+      ), feed AS (
+        DELETE FROM ${s}.job_changes c USING gone g WHERE c.job_id = g.id AND c.tenant = $3
+      )
+      SELECT count(*)::int AS n FROM gone`,
+  } as const;
+}
+
+export type OperationStatements = ReturnType<typeof operationStatements>;

@@ -1,0 +1,155 @@
+import { MAX_INSTANT } from "../../core/time-input.js";
+import {
+  decide,
+  matchesFilter,
+  operationDueAt,
+  type Operation,
+  type OperationKind,
+  type OperationStepResult,
+} from "../../core/operation.js";
+import {
+  afterBatch,
+  operationToRow,
+  rowToOperation,
+  type OperationRow,
+} from "../../store/operation-row.js";
+import type { OperationsListParams } from "../../store/store.js";
+import { cancelPending, movePendingOrDead } from "./changes.js";
+import type { SqliteContext } from "./context.js";
+import { CounterDeltas, decodeRow, type JobTuple, type StoredJob } from "./rows.js";
+
+/**
+ * Bulk operations on SQLite. Each function runs inside the caller's write transaction (the
+ * store's `ctx.write`), so a batch's job changes and the record's counts and cursor commit
+ * together: after a crash the operation resumes from a cursor that matches what was done.
+ */
+
+/**
+ * What a kind does to one job the batch decided to act on, inside the batch's
+ * transaction: true when it changed it. The same transitions as the single-job calls
+ * (changes.ts). A new kind adds its action here.
+ */
+type Action = (
+  ctx: SqliteContext,
+  j: StoredJob,
+  op: Operation,
+  now: number,
+  d: CounterDeltas,
+) => boolean;
+
+const ACTIONS: Readonly<Record<OperationKind, Action>> = {
+  count: () => true,
+  cancel: (ctx, j, _op, now, d) => {
+    cancelPending(ctx, j, now, d);
+    return true;
+  },
+  reschedule: (ctx, j, op, now, d) => moveTo(ctx, j, op, now, d),
+  retry: (ctx, j, op, now, d) => moveTo(ctx, j, op, now, d),
+  erase: (ctx, j, _op, _now, d) => {
+    eraseJob(ctx, j, d);
+    return true;
+  },
+};
+
+/** A due time a shift would take outside the representable range leaves the job as it is. */
+function moveTo(
+  ctx: SqliteContext,
+  j: StoredJob,
+  op: Operation,
+  now: number,
+  d: CounterDeltas,
+): boolean {
+  const dueAt = operationDueAt(op.params, j.job.dueAt, now);
+  if (dueAt < 0 || dueAt > MAX_INSTANT) return false;
+  return movePendingOrDead(ctx, j, dueAt, now, d) === null;
+}
+
+/**
+ * Deletes a job that is not claimed with everything kept of it: its row, its outcome (or
+ * its hot index entry), its key, its feed rows; its counters drop. Nothing of it is left.
+ */
+function eraseJob(ctx: SqliteContext, j: StoredJob, d: CounterDeltas): void {
+  const job = j.job;
+  if (job.status === "pending") {
+    ctx.s.hotDelete.run({ seq: j.seq, dueAt: job.dueAt });
+    d.pending(job.bucket, job.tenant, -1);
+  } else {
+    ctx.s.finishedDeleteByJob.run(job.dueAt, job.id);
+  }
+  d.status(job.tenant, job.status, -1);
+  if (job.key !== null) ctx.s.liveKeyDelete.run(job.tenant, job.key, j.seq);
+  ctx.s.changesDeleteByJob.run(job.id, job.tenant);
+  ctx.s.jobDeleteBySeq.run(j.seq);
+}
+
+export function insertOperation(ctx: SqliteContext, op: Operation): Operation {
+  ctx.s.operationInsert.run(operationToRow(op));
+  return op;
+}
+
+export function getOperation(ctx: SqliteContext, id: string, tenant?: string): Operation | null {
+  const row = ctx.s.operationById.get(id) as OperationRow | undefined;
+  if (!row || (tenant !== undefined && row.tenant !== tenant)) return null;
+  return rowToOperation(row);
+}
+
+export function listOperations(ctx: SqliteContext, p: OperationsListParams): Operation[] {
+  const rows = ctx.s.operationsPage.all({
+    before: p.beforeId ?? "\uffff",
+    tenant: p.tenant ?? null,
+    states: p.states === undefined ? null : JSON.stringify(p.states),
+    limit: p.limit,
+  }) as OperationRow[];
+  return rows.map(rowToOperation);
+}
+
+export function cancelOperation(
+  ctx: SqliteContext,
+  p: { id: string; tenant?: string; now: number },
+): Operation | null {
+  const op = getOperation(ctx, p.id, p.tenant);
+  if (!op || (op.state !== "queued" && op.state !== "running")) return op;
+  const cancelled: Operation = { ...op, state: "cancelled", updatedAt: p.now, finishedAt: p.now };
+  ctx.s.operationWrite.run(operationToRow(cancelled));
+  return cancelled;
+}
+
+/** One batch (see Store.operationStep). */
+export function stepOperation(
+  ctx: SqliteContext,
+  p: { id: string; now: number; limit: number },
+): OperationStepResult | null {
+  const op = getOperation(ctx, p.id);
+  if (!op) return null;
+  if (op.state !== "queued" && op.state !== "running") return { operation: op, scanned: 0 };
+  const after = op.cursor === null ? 0 : Number(op.cursor);
+  const rows = ctx.s.operationJobs.all(after, op.tenant, p.limit) as JobTuple[];
+  const act = ACTIONS[op.kind];
+  const deltas = new CounterDeltas();
+  let changed = 0;
+  let skipped = 0;
+  let last: number | null = null;
+  for (const row of rows) {
+    const stored = decodeRow(row);
+    last = stored.seq;
+    const j = stored.job;
+    const candidate = { ...j, tags: [] as string[] };
+    if (!matchesFilter(op.filter, candidate)) continue;
+    if (decide(op, candidate) === "act" && act(ctx, stored, op, p.now, deltas)) changed++;
+    else skipped++;
+  }
+  ctx.flush(deltas);
+  const next = afterBatch(
+    op,
+    {
+      scanned: rows.length,
+      changed,
+      skipped,
+      cursor: last === null ? null : String(last),
+      limit: p.limit,
+    },
+    p.now,
+  );
+  ctx.s.operationWrite.run(operationToRow(next));
+  return { operation: next, scanned: rows.length };
+}

@@ -1,0 +1,319 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createIdGenerator } from "../../src/core/ids.js";
+import type { NewJob } from "../../src/core/job.js";
+import type {
+  Operation,
+  OperationFilter,
+  OperationKind,
+  OperationParams,
+} from "../../src/core/operation.js";
+import type { Store } from "../../src/store/store.js";
+
+const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
+const HOUR = 3_600_000;
+
+/**
+ * Bulk operations, part of the store contract (run by describeStoreContract): each batch
+ * acts on the jobs after the record's cursor and advances it in one transaction, so an
+ * operation run in many small batches (or resumed from its stored record) acts on each
+ * matching job exactly once, with the single-job transitions' feed rows and counters.
+ */
+export function describeOperationContract(name: string, makeStore: () => Promise<Store>): void {
+  describe(`store contract (bulk operations): ${name}`, () => {
+    let store: Store;
+    let newId: () => string;
+    let opIds: () => string;
+
+    beforeEach(async () => {
+      store = await makeStore();
+      let idClock = T0;
+      newId = createIdGenerator(() => idClock++);
+      let opClock = T0;
+      opIds = createIdGenerator(() => opClock++);
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    function job(over: Partial<NewJob> = {}): NewJob {
+      return {
+        id: newId(),
+        tenant: "acme",
+        key: null,
+        dueAt: T0 + HOUR,
+        payload: null,
+        target: "remind",
+        targetOptions: null,
+        maxAttempts: 1,
+        expireAfterMs: null,
+        ...over,
+      };
+    }
+
+    async function insert(jobs: NewJob[]) {
+      return (await store.jobsInsert({ jobs, now: T0 })).map((r) => r.job);
+    }
+
+    async function start(
+      kind: OperationKind,
+      filter: OperationFilter,
+      params: OperationParams = {},
+      tenant = "acme",
+    ): Promise<Operation> {
+      return store.operationsInsert({
+        operation: {
+          id: opIds(),
+          tenant,
+          kind,
+          filter,
+          params,
+          state: "queued",
+          scanned: 0,
+          changed: 0,
+          skipped: 0,
+          cursor: null,
+          error: null,
+          createdAt: T0,
+          updatedAt: T0,
+          finishedAt: null,
+        },
+      });
+    }
+
+    /** Runs every batch of `limit` jobs; resolves to the final record and the batches run. */
+    async function runAll(id: string, limit: number, now = T0 + 1000) {
+      let batches = 0;
+      for (;;) {
+        const r = await store.operationStep({ id, now, limit });
+        batches++;
+        if (!r || (r.operation.state !== "running" && r.operation.state !== "queued")) {
+          return { op: r!.operation, batches };
+        }
+      }
+    }
+
+    async function kinds(ids: readonly string[]) {
+      const page = await store.changesRead({ tenant: "acme", limit: 10_000 });
+      const seen = new Map<string, string[]>();
+      for (const c of page.changes) {
+        if (!ids.includes(c.id)) continue;
+        seen.set(c.id, [...(seen.get(c.id) ?? []), c.kind]);
+      }
+      return seen;
+    }
+
+    async function claimOne(id: string, now = T0 + 2 * HOUR) {
+      await store.bucketsStage({ until: now + HOUR, maxRows: 100_000 });
+      const claimed = await store.jobsClaimDue({
+        now,
+        dueBefore: now,
+        limit: 1000,
+        leaseMs: 60_000,
+        owner: "n",
+      });
+      return claimed.find((c) => c.id === id)!;
+    }
+
+    it("cancels the matching pending jobs once each over many batches, skipping claimed ones and other tenants", async () => {
+      const soon = await insert([job({ dueAt: T0 + 10 })]);
+      const mine = await insert(Array.from({ length: 7 }, () => job()));
+      const others = await insert([job({ target: "other" }), job({ tenant: "globex" })]);
+      const claimed = await claimOne(soon[0]!.id, T0 + 100);
+      const op = await start("cancel", { target: "remind" });
+      const { op: done, batches } = await runAll(op.id, 3);
+      expect(batches).toBe(4); // 10 acme jobs in batches of 3: the fourth comes back short
+      expect(done).toMatchObject({ state: "done", scanned: 9, changed: 7, skipped: 1 });
+      expect(done.finishedAt).toBe(T0 + 1000);
+      for (const j of mine)
+        expect(await store.jobGet({ id: j.id })).toMatchObject({ status: "cancelled" });
+      expect(await store.jobGet({ id: claimed.id })).toMatchObject({ status: "claimed" });
+      for (const j of others)
+        expect(await store.jobGet({ id: j.id })).toMatchObject({ status: "pending" });
+      const feed = await kinds(mine.map((j) => j.id));
+      for (const j of mine) expect(feed.get(j.id)).toEqual(["scheduled", "cancelled"]);
+      expect(await store.jobsCountByStatus({ tenant: "acme" })).toMatchObject({
+        pending: 1,
+        cancelled: 7,
+        claimed: 1,
+      });
+    });
+
+    it("resumes from the stored cursor: a record read back continues where the last batch ended", async () => {
+      const jobs = await insert(Array.from({ length: 5 }, () => job()));
+      const op = await start("reschedule", { status: ["pending"] }, { shiftMs: 60_000 });
+      const first = await store.operationStep({ id: op.id, now: T0 + 1, limit: 2 });
+      expect(first!.operation).toMatchObject({ state: "running", scanned: 2, changed: 2 });
+      expect(first!.operation.cursor).not.toBeNull();
+      const stored = await store.operationGet({ id: op.id });
+      expect(stored).toEqual(first!.operation);
+      const { op: done } = await runAll(op.id, 2);
+      expect(done).toMatchObject({ state: "done", scanned: 5, changed: 5, skipped: 0 });
+      // shifted once each, although each moved past the cursor's due time
+      for (const j of jobs) {
+        expect(await store.jobGet({ id: j.id })).toMatchObject({
+          status: "pending",
+          dueAt: T0 + HOUR + 60_000,
+          version: 2,
+        });
+      }
+      const feed = await kinds(jobs.map((j) => j.id));
+      for (const j of jobs) expect(feed.get(j.id)).toEqual(["scheduled", "rescheduled"]);
+    });
+
+    it("reschedules to a set time and filters by due range and key prefix", async () => {
+      const hit = await insert([
+        job({ key: "user:42:standup", dueAt: T0 + HOUR }),
+        job({ key: "user:42:lunch", dueAt: T0 + 2 * HOUR }),
+      ]);
+      const miss = await insert([
+        job({ key: "user:7:standup", dueAt: T0 + HOUR }),
+        job({ key: "user:42:late", dueAt: T0 + 5 * HOUR }),
+        job({ dueAt: T0 + HOUR }),
+      ]);
+      const op = await start(
+        "reschedule",
+        { keyPrefix: "user:42:", dueFrom: T0, dueTo: T0 + 3 * HOUR },
+        { dueAt: T0 + 10 * HOUR },
+      );
+      const { op: done } = await runAll(op.id, 100);
+      expect(done).toMatchObject({ state: "done", scanned: 5, changed: 2, skipped: 0 });
+      for (const j of hit) expect((await store.jobGet({ id: j.id }))!.dueAt).toBe(T0 + 10 * HOUR);
+      for (const j of miss) expect((await store.jobGet({ id: j.id }))!.dueAt).toBe(j.dueAt);
+    });
+
+    it("retries dead jobs with a fresh attempt budget; one whose key a live job took stays dead", async () => {
+      const [a, b] = await insert([job({ dueAt: T0 + 10 }), job({ dueAt: T0 + 20, key: "k" })]);
+      await store.bucketsStage({ until: T0 + HOUR, maxRows: 1000 });
+      const claimed = await store.jobsClaimDue({
+        now: T0 + 100,
+        dueBefore: T0 + 100,
+        limit: 10,
+        leaseMs: 60_000,
+        owner: "n",
+      });
+      await store.jobsSettle({
+        now: T0 + 200,
+        settlements: claimed.map((c) => ({
+          id: c.id,
+          fence: c.fence,
+          firedAt: T0 + 100,
+          outcome: "dead" as const,
+          error: "boom",
+        })),
+      });
+      const [holder] = await insert([job({ key: "k" })]);
+      const op = await start("retry", { status: ["dead"] }, { dueAt: T0 + 5 * HOUR });
+      const { op: done } = await runAll(op.id, 1);
+      expect(done).toMatchObject({ state: "done", scanned: 3, changed: 1, skipped: 1 });
+      expect(await store.jobGet({ id: a!.id })).toMatchObject({
+        status: "pending",
+        attempts: 0,
+        dueAt: T0 + 5 * HOUR,
+      });
+      expect(await store.jobGet({ id: b!.id })).toMatchObject({ status: "dead" });
+      expect(await store.jobGet({ id: holder!.id })).toMatchObject({ status: "pending" });
+      expect((await kinds([a!.id])).get(a!.id)).toEqual([
+        "scheduled",
+        "claimed",
+        "dead",
+        "retried",
+      ]);
+    });
+
+    it("erases live and finished jobs with their feed rows and keys; claimed ones are left", async () => {
+      const [pending, finished, firing] = await insert([
+        job({ key: "erase-me" }),
+        job({ dueAt: T0 + 10 }),
+        job({ dueAt: T0 + 20 }),
+      ]);
+      await store.jobCancel({ id: finished!.id, now: T0 + 5 });
+      await claimOne(firing!.id, T0 + 100);
+      const [kept] = await insert([job({ target: "keep" })]);
+      const op = await start("erase", { target: "remind" });
+      const { op: done } = await runAll(op.id, 2);
+      expect(done).toMatchObject({ state: "done", scanned: 4, changed: 2, skipped: 1 });
+      expect(await store.jobGet({ id: pending!.id })).toBeNull();
+      expect(await store.jobGet({ id: finished!.id })).toBeNull();
+      expect(await store.jobGet({ id: firing!.id })).toMatchObject({ status: "claimed" });
+      expect(await store.jobGet({ id: kept!.id })).toMatchObject({ status: "pending" });
+      const feed = await kinds([pending!.id, finished!.id, firing!.id]);
+      expect(feed.has(pending!.id)).toBe(false);
+      expect(feed.has(finished!.id)).toBe(false);
+      expect(feed.get(firing!.id)).toEqual(["scheduled", "claimed"]);
+      expect(await store.jobGetByKey({ tenant: "acme", key: "erase-me" })).toBeNull();
+      const [again] = await store.jobsInsert({ jobs: [job({ key: "erase-me" })], now: T0 + 1 });
+      expect(again!.outcome).toBe("created");
+      expect(await store.jobsCountByStatus({ tenant: "acme" })).toMatchObject({
+        pending: 2,
+        cancelled: 0,
+        claimed: 1,
+      });
+      const counts = await store.bucketsCounts({ from: T0, to: T0 + 10 * HOUR, tenant: "acme" });
+      expect(counts.reduce((n, b) => n + b.pending, 0)).toBe(2);
+    });
+
+    it("counts without changing anything: every match, or what a kind would change", async () => {
+      const jobs = await insert([job(), job(), job({ dueAt: T0 + 10 })]);
+      await store.jobCancel({ id: jobs[2]!.id, now: T0 + 1 });
+      const all = await runAll((await start("count", { target: "remind" })).id, 2);
+      expect(all.op).toMatchObject({ state: "done", changed: 3, skipped: 0 });
+      const cancels = await runAll(
+        (await start("count", { target: "remind" }, { of: "cancel" })).id,
+        2,
+      );
+      expect(cancels.op).toMatchObject({ state: "done", changed: 2, skipped: 1 });
+      expect(await store.jobsCountByStatus({ tenant: "acme" })).toMatchObject({
+        pending: 2,
+        cancelled: 1,
+      });
+    });
+
+    it("a cancelled operation runs no further batch", async () => {
+      const jobs = await insert(Array.from({ length: 4 }, () => job()));
+      const op = await start("cancel", { all: true });
+      await store.operationStep({ id: op.id, now: T0 + 1, limit: 2 });
+      const cancelled = await store.operationCancel({ id: op.id, now: T0 + 2 });
+      expect(cancelled).toMatchObject({ state: "cancelled", changed: 2, finishedAt: T0 + 2 });
+      const after = await store.operationStep({ id: op.id, now: T0 + 3, limit: 2 });
+      expect(after).toMatchObject({ scanned: 0, operation: { state: "cancelled", changed: 2 } });
+      const statuses = await Promise.all(
+        jobs.map(async (j) => (await store.jobGet({ id: j.id }))!.status),
+      );
+      // the store's own order (SQLite: insertion; PostgreSQL: shard, id): two of each
+      expect(statuses.sort()).toEqual(["cancelled", "cancelled", "pending", "pending"]);
+      // cancelling again (or a finished one) answers it as it is
+      expect(await store.operationCancel({ id: op.id, now: T0 + 4 })).toMatchObject({
+        state: "cancelled",
+        finishedAt: T0 + 2,
+      });
+      expect(await store.operationCancel({ id: "nope", now: T0 })).toBeNull();
+    });
+
+    it("leaves a series' pending occurrence to its series", async () => {
+      const [occurrence, plain] = await insert([
+        job({ scheduleId: "S1", nominal: "2026-03-01T11:00" }),
+        job(),
+      ]);
+      const { op } = await runAll((await start("cancel", { target: "remind" })).id, 10);
+      expect(op).toMatchObject({ changed: 1, skipped: 1 });
+      expect(await store.jobGet({ id: occurrence!.id })).toMatchObject({ status: "pending" });
+      expect(await store.jobGet({ id: plain!.id })).toMatchObject({ status: "cancelled" });
+    });
+
+    it("gets and lists records per tenant, newest first", async () => {
+      const a = await start("count", { all: true });
+      const b = await start("cancel", { target: "x" });
+      const c = await start("count", { all: true }, {}, "globex");
+      expect(await store.operationGet({ id: a.id, tenant: "globex" })).toBeNull();
+      expect(await store.operationGet({ id: c.id, tenant: "globex" })).toEqual(c);
+      const acme = await store.operationsList({ tenant: "acme", limit: 10 });
+      expect(acme.map((o) => o.id)).toEqual([b.id, a.id]);
+      const page2 = await store.operationsList({ tenant: "acme", beforeId: b.id, limit: 10 });
+      expect(page2.map((o) => o.id)).toEqual([a.id]);
+      await runAll(a.id, 10);
+      const active = await store.operationsList({ states: ["queued", "running"], limit: 10 });
+      expect(active.map((o) => o.id).sort()).toEqual([b.id, c.id].sort());
+      expect(b.filter).toEqual({ target: "x" });
+    });
+  });
+}
