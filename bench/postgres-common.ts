@@ -36,6 +36,8 @@ export interface PgSizes {
   readonly idleWindowMs: number;
   /** Wait before counting: past the nodes' first lease, when a node looks for its predecessor's claims. */
   readonly idleWarmupMs: number;
+  /** Wait between loading the idle backlog and vacuuming it (the loader's statistics reach the server). */
+  readonly idleSettleMs: number;
   /** Precision run: jobs, the window they are due across (ms), and the backlog under them. */
   readonly precisionJobs: number;
   readonly precisionWindowMs: number;
@@ -56,6 +58,7 @@ export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
       idleBacklog: 10_000,
       idleWindowMs: 5_000,
       idleWarmupMs: 2_000,
+      idleSettleMs: 0,
       precisionJobs: 2_000,
       precisionWindowMs: 2_000,
       precisionBacklog: 10_000,
@@ -72,6 +75,7 @@ export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
       idleBacklog: 1_000_000,
       idleWindowMs: 60_000,
       idleWarmupMs: 17_000,
+      idleSettleMs: 11_000,
       precisionJobs: 5_000,
       precisionWindowMs: 5_000,
       precisionBacklog: 100_000,
@@ -88,6 +92,7 @@ export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
       idleBacklog: 10_000_000,
       idleWindowMs: 60_000,
       idleWarmupMs: 17_000,
+      idleSettleMs: 11_000,
       precisionJobs: 20_000,
       precisionWindowMs: 10_000,
       precisionBacklog: 1_000_000,

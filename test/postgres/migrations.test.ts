@@ -16,7 +16,24 @@ describe("postgres migrations and settings", () => {
     const versions = await stores[0]!.connection.query<{ version: number }>(
       `SELECT version FROM "${schema}".migrations ORDER BY version`,
     );
-    expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    // the heartbeat's tables: HOT room, autovacuum not woken by every renewal (version 8)
+    const options = await stores[0]!.connection.query<{ relname: string; reloptions: string[] }>(
+      `SELECT relname, reloptions FROM pg_class
+       WHERE relnamespace = $1::regnamespace AND relname IN ('nodes', 'shard_leases')
+       ORDER BY relname`,
+      [schema],
+    );
+    expect(options.rows).toEqual(
+      ["nodes", "shard_leases"].map((relname) => ({
+        relname,
+        reloptions: [
+          "fillfactor=50",
+          "autovacuum_vacuum_threshold=10000",
+          "autovacuum_analyze_threshold=10000",
+        ],
+      })),
+    );
     await stores[0]!.migrate(); // idempotent
     expect(stores.every((s) => s.bucketWidthMs === 86_400_000 && s.shardCount === 64)).toBe(true);
     await Promise.all(stores.map((s) => s.close()));
@@ -51,7 +68,7 @@ describe("postgres migrations and settings", () => {
       const versions = await store.connection.query<{ version: number }>(
         `SELECT version FROM "${schema}".migrations ORDER BY version`,
       );
-      expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       const claimed = await store.jobsClaimDue({
         now: T0 + 10,
         dueBefore: T0 + 10,

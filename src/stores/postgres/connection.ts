@@ -55,6 +55,15 @@ export function connectorFor(
   return { Client: locatingClient(locator), config: (t) => withOptions(base(first), t) };
 }
 
+/**
+ * Connections an idle pool keeps open. node-postgres closes an idle client after 10 s, and
+ * an idle node's loops run further apart than that (heartbeat 30 s, the others 60 s): each
+ * statement then opened a new connection, and every connection's start-up is a transaction
+ * of its own on the server, doubling an idle node's count. Two, because two loops sometimes
+ * run at once; the pool still shrinks to them after a burst.
+ */
+const IDLE_CONNECTIONS = 2;
+
 export function createPool(
   connector: Connector,
   size: number,
@@ -64,6 +73,7 @@ export function createPool(
   const pool = new pg.Pool({
     ...connector.config(statementTimeoutMs),
     max: size,
+    min: Math.min(IDLE_CONNECTIONS, size),
     Client: connector.Client,
   });
   // An idle client losing its connection (server restart) must not crash the process: the

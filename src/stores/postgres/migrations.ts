@@ -274,6 +274,19 @@ export function migrations(schema: string): readonly string[] {
     CREATE INDEX operations_active ON ${s}.operations (id) WHERE state IN ('queued', 'running');
     CREATE INDEX job_changes_job ON ${s}.job_changes (job_id);
     `,
+    // Version 8: the heartbeat renews every owned shard_leases row and its node's nodes row
+    // every 30 s; at the default thresholds autovacuum then vacuumed and analysed
+    // shard_leases about once a minute on an idle deployment (four transactions, more than
+    // half of a node's own). The renewals change no indexed column: with room on the page
+    // (fillfactor) they are HOT updates that page pruning reclaims, so vacuum is needed only
+    // rarely, and the statistics of a table of one row per shard or node never change.
+    // Anti-wraparound vacuums are not governed by these thresholds.
+    `
+    ALTER TABLE ${s}.shard_leases SET (fillfactor = 50, autovacuum_vacuum_threshold = 10000,
+      autovacuum_analyze_threshold = 10000);
+    ALTER TABLE ${s}.nodes SET (fillfactor = 50, autovacuum_vacuum_threshold = 10000,
+      autovacuum_analyze_threshold = 10000);
+    `,
   ];
 }
 
