@@ -140,6 +140,128 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/schedules": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the tenant's schedules in creation order, one page at a time */
+    get: operations["listSchedules"];
+    put?: never;
+    /** Create a recurring series: only its next occurrence exists as a job */
+    post: operations["createSchedule"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/schedules/preview": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The next occurrences of a rule and zone not stored */
+    post: operations["previewSchedule"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/schedules/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One schedule */
+    get: operations["getSchedule"];
+    put?: never;
+    post?: never;
+    /** Delete the schedule; its pending occurrence is cancelled */
+    delete: operations["deleteSchedule"];
+    options?: never;
+    head?: never;
+    /** Change the rule or template: the pending occurrence is replaced in the same write */
+    patch: operations["updateSchedule"];
+    trace?: never;
+  };
+  "/v1/schedules/{id}/pause": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Pause: the pending occurrence is cancelled */
+    post: operations["pauseSchedule"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/schedules/{id}/resume": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Resume from the first occurrence after now */
+    post: operations["resumeSchedule"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/schedules/{id}/skip": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Skip the pending occurrence; the one after it is written */
+    post: operations["skipSchedule"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/schedules/{id}/next": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The next occurrences of a stored schedule */
+    get: operations["nextOccurrences"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/stats": {
     parameters: {
       query?: never;
@@ -713,6 +835,211 @@ export interface components {
       dueAt: string;
       attempt: number;
       payload: unknown;
+    };
+    ScheduleInput: {
+      /** @description Idempotency key: a stored schedule of the tenant holding it is returned (200) */
+      key?: string;
+      /** @description A 5- or 6-field cron expression ("0 9 * * 1-5"; seconds first with six). Exactly one of cron and rrule */
+      cron?: string;
+      /** @description An RFC 5545 RRULE ("FREQ=WEEKLY;BYDAY=MO,WE;BYHOUR=9"), RRULE: prefix optional */
+      rrule?: string;
+      /** @description IANA zone the rule's wall times are read in (default: the service's zone) */
+      timeZone?: string;
+      /**
+       * @description A wall time the clocks skip (spring forward): shift (default) fires it moved by the gap, skip fires nothing
+       * @enum {string}
+       */
+      gap?: "shift" | "skip";
+      /**
+       * @description A wall time shown twice (fall back): first (default) or both
+       * @enum {string}
+       */
+      overlap?: "first" | "both";
+      /** @description No occurrence before this (default: now) */
+      start?: (string | number) | null;
+      /** @description No occurrence after this */
+      end?: (string | number) | null;
+      /** @description Most occurrences fired */
+      count?: number | null;
+      /**
+       * @description After downtime: fire-once (default: one occurrence for all missed), fire-all (bounded by misfireLimit) or skip
+       * @enum {string}
+       */
+      misfire?: "fire-once" | "fire-all" | "skip";
+      misfireLimit?: number;
+      misfireToleranceMs?: number;
+      /**
+       * Format: uri
+       * @description Webhook URL each occurrence POSTs
+       */
+      target: string;
+      /** @description Extra headers sent with each occurrence's webhook */
+      headers?: {
+        [key: string]: string;
+      } | null;
+      /** @description Any JSON, sent as each occurrence's `payload` */
+      payload?: unknown;
+      maxAttempts?: number;
+      /** @description An occurrence claimed later than this after its time expires instead of firing */
+      expireAfterMs?: number | null;
+    };
+    /** @description The fields to change; null clears start, end, count or headers */
+    SchedulePatch: {
+      /** @description A 5- or 6-field cron expression ("0 9 * * 1-5"; seconds first with six). Exactly one of cron and rrule */
+      cron?: string;
+      /** @description An RFC 5545 RRULE ("FREQ=WEEKLY;BYDAY=MO,WE;BYHOUR=9"), RRULE: prefix optional */
+      rrule?: string;
+      /** @description IANA zone the rule's wall times are read in (default: the service's zone) */
+      timeZone?: string;
+      /**
+       * @description A wall time the clocks skip (spring forward): shift (default) fires it moved by the gap, skip fires nothing
+       * @enum {string}
+       */
+      gap?: "shift" | "skip";
+      /**
+       * @description A wall time shown twice (fall back): first (default) or both
+       * @enum {string}
+       */
+      overlap?: "first" | "both";
+      /** @description No occurrence before this (default: now) */
+      start?: (string | number) | null;
+      /** @description No occurrence after this */
+      end?: (string | number) | null;
+      /** @description Most occurrences fired */
+      count?: number | null;
+      /**
+       * @description After downtime: fire-once (default: one occurrence for all missed), fire-all (bounded by misfireLimit) or skip
+       * @enum {string}
+       */
+      misfire?: "fire-once" | "fire-all" | "skip";
+      misfireLimit?: number;
+      misfireToleranceMs?: number;
+      /**
+       * Format: uri
+       * @description Webhook URL each occurrence POSTs
+       */
+      target?: string;
+      /** @description Extra headers sent with each occurrence's webhook */
+      headers?: {
+        [key: string]: string;
+      } | null;
+      /** @description Any JSON, sent as each occurrence's `payload` */
+      payload?: unknown;
+      maxAttempts?: number;
+      /** @description An occurrence claimed later than this after its time expires instead of firing */
+      expireAfterMs?: number | null;
+    };
+    PreviewInput: {
+      /** @description A 5- or 6-field cron expression ("0 9 * * 1-5"; seconds first with six). Exactly one of cron and rrule */
+      cron?: string;
+      /** @description An RFC 5545 RRULE ("FREQ=WEEKLY;BYDAY=MO,WE;BYHOUR=9"), RRULE: prefix optional */
+      rrule?: string;
+      /** @description IANA zone the rule's wall times are read in (default: the service's zone) */
+      timeZone?: string;
+      /**
+       * @description A wall time the clocks skip (spring forward): shift (default) fires it moved by the gap, skip fires nothing
+       * @enum {string}
+       */
+      gap?: "shift" | "skip";
+      /**
+       * @description A wall time shown twice (fall back): first (default) or both
+       * @enum {string}
+       */
+      overlap?: "first" | "both";
+      /** @description Occurrences strictly after this (default: now) */
+      from?: string | number;
+      /** @default 10 */
+      count: number;
+    };
+    Schedule: {
+      id: string;
+      tenant: string;
+      key: string | null;
+      cron: string | null;
+      rrule: string | null;
+      /** @description The rule in English, with its zone */
+      description: string;
+      timeZone: string;
+      /** @enum {string} */
+      gap: "shift" | "skip";
+      /** @enum {string} */
+      overlap: "first" | "both";
+      /** @enum {string} */
+      misfire: "fire-once" | "fire-all" | "skip";
+      misfireLimit: number;
+      misfireToleranceMs: number;
+      /** Format: date-time */
+      start: string | null;
+      /** Format: date-time */
+      end: string | null;
+      count: number | null;
+      target: string;
+      headers: {
+        [key: string]: string;
+      } | null;
+      payload: unknown;
+      maxAttempts: number;
+      expireAfterMs: number | null;
+      /** @enum {string} */
+      state: "active" | "paused" | "ended";
+      version: number;
+      /** @description The pending occurrence's job */
+      nextJobId: string | null;
+      /** Format: date-time */
+      nextAt: string | null;
+      /** @description nextAt with the offset of timeZone (2026-12-03T09:00:00.000+01:00) */
+      nextAtLocal: string | null;
+      /** @description The wall time the rule named for the pending occurrence */
+      nextNominal: string | null;
+      firedCount: number;
+      /** @description Occurrences the misfire policy skipped */
+      missedCount: number;
+      /** Format: date-time */
+      lastMisfireAt: string | null;
+      lastOutcome: {
+        jobId: string;
+        /** @enum {string} */
+        status: "pending" | "claimed" | "succeeded" | "dead" | "cancelled" | "expired";
+      } | null;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      updatedAt: string;
+    };
+    ScheduleEnvelope: {
+      /** @description DELETE: true; the schedule as it was */
+      deleted?: boolean;
+      schedule: components["schemas"]["Schedule"];
+    };
+    ScheduleCreated: {
+      created: boolean;
+      schedule: components["schemas"]["Schedule"];
+    };
+    SchedulePage: {
+      schedules: components["schemas"]["Schedule"][];
+      nextCursor: string | null;
+    };
+    ScheduleConflictBody: {
+      error: components["schemas"]["Error"];
+      outcome?: string;
+      schedule?: components["schemas"]["Schedule"];
+    };
+    Occurrence: {
+      /** Format: date-time */
+      at: string;
+      /** @description at with the offset of the zone */
+      atLocal: string;
+      /** @description The wall time the rule named (ISO without offset) */
+      nominal: string;
+      /**
+       * @description How the wall time became the instant (docs/recurring.md)
+       * @enum {string}
+       */
+      mapping: "exact" | "gap-shifted" | "overlap-first" | "overlap-second";
+    };
+    OccurrencePage: {
+      timeZone: string;
+      occurrences: components["schemas"]["Occurrence"][];
     };
     DashboardOutcome: {
       /** @enum {string} */
@@ -1430,6 +1757,694 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["OutcomeErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  listSchedules: {
+    parameters: {
+      query?: {
+        state?: "active" | "paused" | "ended";
+        /** @description `nextCursor` of the previous page */
+        cursor?: string;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["SchedulePage"];
+        };
+      };
+      /** @description Invalid query parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  createSchedule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ScheduleInput"];
+      };
+    };
+    responses: {
+      /** @description The idempotency key matched a stored schedule, returned as it is */
+      200: {
+        headers: {
+          /** @description The schedule's version, quoted ("3"): send it as If-Match */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleCreated"];
+        };
+      };
+      /** @description Created */
+      201: {
+        headers: {
+          /** @description The schedule's version, quoted ("3"): send it as If-Match */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleCreated"];
+        };
+      };
+      /** @description Invalid schedule (cron, rrule, timeZone or another field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  previewSchedule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PreviewInput"];
+      };
+    };
+    responses: {
+      /** @description The next occurrences */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OccurrencePage"];
+        };
+      };
+      /** @description Invalid rule, zone, from or count */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  getSchedule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Schedule id (26-character ULID). Another tenant's schedule answers 404. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The schedule */
+      200: {
+        headers: {
+          /** @description The schedule's version, quoted ("3"): send it as If-Match */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleEnvelope"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such schedule (or another tenant's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  deleteSchedule: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag read with the schedule: applies only if it is still at that version */
+        "If-Match"?: string;
+      };
+      path: {
+        /** @description Schedule id (26-character ULID). Another tenant's schedule answers 404. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Done */
+      200: {
+        headers: {
+          /** @description The schedule's version, quoted ("3"): send it as If-Match */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleEnvelope"];
+        };
+      };
+      /** @description Invalid body or If-Match */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such schedule (or another tenant's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The schedule changed since the If-Match version */
+      412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleConflictBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  updateSchedule: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag read with the schedule: applies only if it is still at that version */
+        "If-Match"?: string;
+      };
+      path: {
+        /** @description Schedule id (26-character ULID). Another tenant's schedule answers 404. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["SchedulePatch"];
+      };
+    };
+    responses: {
+      /** @description Done */
+      200: {
+        headers: {
+          /** @description The schedule's version, quoted ("3"): send it as If-Match */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleEnvelope"];
+        };
+      };
+      /** @description Invalid body or If-Match */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such schedule (or another tenant's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The schedule changed since the If-Match version */
+      412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleConflictBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  pauseSchedule: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag read with the schedule: applies only if it is still at that version */
+        "If-Match"?: string;
+      };
+      path: {
+        /** @description Schedule id (26-character ULID). Another tenant's schedule answers 404. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Done */
+      200: {
+        headers: {
+          /** @description The schedule's version, quoted ("3"): send it as If-Match */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleEnvelope"];
+        };
+      };
+      /** @description Invalid body or If-Match */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such schedule (or another tenant's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The schedule changed since the If-Match version */
+      412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleConflictBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  resumeSchedule: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag read with the schedule: applies only if it is still at that version */
+        "If-Match"?: string;
+      };
+      path: {
+        /** @description Schedule id (26-character ULID). Another tenant's schedule answers 404. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Done */
+      200: {
+        headers: {
+          /** @description The schedule's version, quoted ("3"): send it as If-Match */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleEnvelope"];
+        };
+      };
+      /** @description Invalid body or If-Match */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such schedule (or another tenant's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The schedule changed since the If-Match version */
+      412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleConflictBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  skipSchedule: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag read with the schedule: applies only if it is still at that version */
+        "If-Match"?: string;
+      };
+      path: {
+        /** @description Schedule id (26-character ULID). Another tenant's schedule answers 404. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Done */
+      200: {
+        headers: {
+          /** @description The schedule's version, quoted ("3"): send it as If-Match */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleEnvelope"];
+        };
+      };
+      /** @description Invalid body or If-Match */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such schedule (or another tenant's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The schedule changed since the If-Match version */
+      412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleConflictBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  nextOccurrences: {
+    parameters: {
+      query?: {
+        count?: number;
+        /** @description Occurrences strictly after this time (default: now) */
+        from?: string;
+      };
+      header?: never;
+      path: {
+        /** @description Schedule id (26-character ULID). Another tenant's schedule answers 404. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The next occurrences */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OccurrencePage"];
+        };
+      };
+      /** @description Invalid rule, zone, from or count */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such schedule (or another tenant's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
         };
       };
       /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
@@ -2430,6 +3445,16 @@ export const OPERATIONS = {
   getJobByKey: { method: "GET", path: "/v1/jobs/by-key/{key}" },
   rescheduleJobByKey: { method: "POST", path: "/v1/jobs/by-key/{key}/reschedule" },
   cancelJobByKey: { method: "POST", path: "/v1/jobs/by-key/{key}/cancel" },
+  listSchedules: { method: "GET", path: "/v1/schedules" },
+  createSchedule: { method: "POST", path: "/v1/schedules" },
+  previewSchedule: { method: "POST", path: "/v1/schedules/preview" },
+  getSchedule: { method: "GET", path: "/v1/schedules/{id}" },
+  deleteSchedule: { method: "DELETE", path: "/v1/schedules/{id}" },
+  updateSchedule: { method: "PATCH", path: "/v1/schedules/{id}" },
+  pauseSchedule: { method: "POST", path: "/v1/schedules/{id}/pause" },
+  resumeSchedule: { method: "POST", path: "/v1/schedules/{id}/resume" },
+  skipSchedule: { method: "POST", path: "/v1/schedules/{id}/skip" },
+  nextOccurrences: { method: "GET", path: "/v1/schedules/{id}/next" },
   getStats: { method: "GET", path: "/v1/stats" },
   listChanges: { method: "GET", path: "/v1/changes" },
   mcpStream: { method: "GET", path: "/mcp" },

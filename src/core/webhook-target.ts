@@ -139,7 +139,8 @@ function isInternalHost(url: URL): boolean {
   return isIP(literal) !== 0 && internalRange(literal) !== null;
 }
 
-function checkHeaders(value: unknown, field: string): Record<string, string> {
+/** Checks webhook headers alone (a change of headers keeping the stored target). */
+export function checkHeaders(value: unknown, field: string): Record<string, string> {
   if (!isObject(value)) {
     throw new InvalidJobError(field, "an object of header names to string values", value);
   }

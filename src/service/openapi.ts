@@ -1,6 +1,7 @@
 import { DASHBOARD_PATHS, DASHBOARD_SCHEMAS } from "./openapi-dashboard.js";
 import { authErrors, errorResponse, etagHeader, json, ref, SCHEMAS } from "./openapi-schemas.js";
 import { jobOperationPaths } from "./openapi-job-ops.js";
+import { SCHEDULE_PATHS, SCHEDULE_SCHEMAS } from "./openapi-schedules.js";
 import { MAX_BATCH } from "./routes/jobs.js";
 
 /**
@@ -17,7 +18,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
       description:
         "Schedule one-shot jobs that POST a signed webhook at their due time. Every /v1 route " +
         "needs `Authorization: Bearer <key>` (duetime keys create --tenant T); a key sees only " +
-        "its tenant's jobs. Errors have one shape: `{error: {code, field, expected, received, message}}`. " +
+        "its tenant's jobs and schedules (recurring series, /v1/schedules). Errors have one shape: `{error: {code, field, expected, received, message}}`. " +
         "The web dashboard is served at `/` (no key to load it; its data routes under " +
         "/v1/dashboard and the live stream /v1/events need one).",
     },
@@ -135,6 +136,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
         },
       },
       ...jobOperationPaths(),
+      ...SCHEDULE_PATHS,
       "/v1/stats": {
         get: {
           operationId: "getStats",
@@ -294,7 +296,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
           description: "The API key as `?key=`, on GET /v1/events only (for EventSource)",
         },
       },
-      schemas: { ...SCHEMAS, ...DASHBOARD_SCHEMAS },
+      schemas: { ...SCHEMAS, ...SCHEDULE_SCHEMAS, ...DASHBOARD_SCHEMAS },
     },
   };
 }

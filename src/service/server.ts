@@ -26,6 +26,7 @@ import { serializeRequest } from "./request-log.js";
 import { dashboardRoutes } from "./routes/dashboard.js";
 import { healthRoutes } from "./routes/health.js";
 import { jobRoutes } from "./routes/jobs.js";
+import { scheduleRoutes } from "./routes/schedules.js";
 import { mcpRoutes, type McpHttpHandler } from "./routes/mcp.js";
 import { statsRoutes } from "./routes/stats.js";
 import { changesRoutes } from "./routes/changes.js";
@@ -178,6 +179,11 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
       allowPrivateTargets: o.allowPrivateTargets ?? false,
       bodyLimit,
       batchBodyLimit: o.batchBodyLimit ?? 16 * 1024 * 1024,
+    });
+    scheduleRoutes(v1, {
+      scheduler: o.scheduler,
+      allowPrivateTargets: o.allowPrivateTargets ?? false,
+      bodyLimit,
     });
     statsRoutes(v1, o.scheduler);
     changesRoutes(v1, o.scheduler);

@@ -117,8 +117,9 @@ export async function startFuzzService(): Promise<FuzzService> {
 }
 
 /**
- * The store as one comparable string: counts by state (the store's counters) and every
- * job of both tenants with its state, version and due time. Cheap while the store holds a
+ * The store as one comparable string: counts by state (the store's counters), every job
+ * of both tenants with its state, version and due time, and every recurring series with
+ * its state, version and pending occurrence. Cheap while the store holds a
  * few hundred jobs, as it does here.
  */
 export async function snapshot(t: FuzzService): Promise<string> {
@@ -132,6 +133,16 @@ export async function snapshot(t: FuzzService): Promise<string> {
       for (const j of page.jobs) parts.push(`${j.id}:${j.status}:${j.version}:${j.dueAt}:${j.key}`);
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
+    let after: string | undefined;
+    do {
+      const page = await s.listSchedules({
+        tenant,
+        limit: 1000,
+        ...(after ? { cursor: after } : {}),
+      });
+      for (const x of page.schedules) parts.push(`${x.id}:${x.state}:${x.version}:${x.nextJobId}`);
+      after = page.nextCursor ?? undefined;
+    } while (after);
   }
   return parts.join("\n");
 }
@@ -181,7 +192,10 @@ function sendOnce(
         port: url.port,
         method: r.method,
         path: r.path,
-        headers: r.headers,
+        // Node sends a DELETE's (or OPTIONS') body without a length unless told: the server
+        // would read it as the next request. Every body goes with its length.
+        headers:
+          r.body === undefined ? r.headers : { "content-length": bodyLength(r.body), ...r.headers },
         agent: via,
         timeout: timeoutMs,
       },
@@ -209,6 +223,10 @@ function sendOnce(
     if (r.body !== undefined) req.end(r.body);
     else req.end();
   });
+}
+
+function bodyLength(body: string | Buffer): number {
+  return typeof body === "string" ? Buffer.byteLength(body) : body.length;
 }
 
 /** Describes a request for a failure message (long strings shortened). */

@@ -13,8 +13,11 @@ import {
   batchBody,
   collectedReport,
   JOB_FIELDS,
+  previewBody,
   requestPlan,
   rescheduleBody,
+  scheduleBody,
+  schedulePatchBody,
   sendAndCheck,
   tallyTable,
   validJob,
@@ -35,6 +38,16 @@ let routes: RouteSpec[];
 
 beforeAll(async () => {
   t = await startFuzzService();
+  // a series of each tenant, so the /v1/schedules/{id} routes meet real ones (and another's)
+  for (const tenant of ["acme", "umbrella"]) {
+    const r = await t.svc.scheduler.scheduleRecurring({
+      tenant,
+      cron: "0 9 * * 1-5",
+      timeZone: "Europe/Paris",
+      target: t.receiver.url,
+    });
+    t.knownIds.push(r.schedule.id);
+  }
   const all = await openApiRoutes(t);
   const isDashboard = (p: string) =>
     p.startsWith("/v1/dashboard") || p === "/v1/events" || p === "/" || p.startsWith("/assets");
@@ -44,6 +57,9 @@ beforeAll(async () => {
       if (r.path === "/v1/jobs") return { ...r, body: mutate(validJob(t), JOB_FIELDS) };
       if (r.path === "/v1/jobs/batch") return { ...r, body: batchBody(t) };
       if (r.path === "/v1/jobs/{id}/reschedule") return { ...r, body: rescheduleBody(t) };
+      if (r.path === "/v1/schedules") return { ...r, body: scheduleBody(t) };
+      if (r.path === "/v1/schedules/{id}") return { ...r, body: schedulePatchBody(t) };
+      if (r.path === "/v1/schedules/preview") return { ...r, body: previewBody(t) };
       return r;
     });
 });
@@ -60,6 +76,17 @@ describe("fuzz: HTTP API", () => {
     }
     expect(paths).toEqual(
       expect.arrayContaining(["/v1/jobs/{id}/cancel", "/v1/stats", "/healthz"]),
+    );
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        "/v1/schedules",
+        "/v1/schedules/{id}",
+        "/v1/schedules/{id}/pause",
+        "/v1/schedules/{id}/resume",
+        "/v1/schedules/{id}/skip",
+        "/v1/schedules/{id}/next",
+        "/v1/schedules/preview",
+      ]),
     );
   });
 

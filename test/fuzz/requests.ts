@@ -1,5 +1,10 @@
 import fc from "fast-check";
 import { HTTP_JOB_FIELDS } from "../../src/service/job-input.js";
+import { HTTP_PREVIEW_FIELDS } from "../../src/service/routes/schedules.js";
+import {
+  HTTP_SCHEDULE_FIELDS,
+  HTTP_SCHEDULE_PATCH_FIELDS,
+} from "../../src/service/schedule-input.js";
 import {
   anyJson,
   anyKey,
@@ -85,6 +90,70 @@ export function validJob(t: FuzzService): fc.Arbitrary<Record<string, unknown>> 
 
 /** The fields the API reads of a job (its own list, so a new field is fuzzed too), and `tenant`, refused. */
 export const JOB_FIELDS = [...HTTP_JOB_FIELDS, "tenant"];
+
+/** Rules the service accepts, and ones it refuses (never matching, malformed). */
+const RULES = fc.oneof(
+  fc.record({ cron: fc.constantFrom("0 9 * * 1-5", "*/15 * * * *", "0 0 29 2 *", "30 2 * * *") }),
+  fc.record({
+    rrule: fc.constantFrom("FREQ=WEEKLY;BYDAY=MO;BYHOUR=9", "FREQ=MONTHLY;BYMONTHDAY=-1"),
+  }),
+  fc.record({ cron: fc.constantFrom("0 0 30 2 *", "61 * * * *", "* * *", "") }),
+);
+
+/** The fields of a series that are not its rule: each mutated on its own by `mutate`. */
+function seriesExtras(t: FuzzService) {
+  return {
+    target: fc.constantFrom(t.receiver.url, "https://example.com/hook"),
+    timeZone: fc.constantFrom("UTC", "Europe/Paris", "Australia/Lord_Howe", "Asia/Kathmandu"),
+    payload: anyJson,
+    headers: fc.constantFrom({ "x-tenant-ref": "42" }, null),
+    count: fc.integer({ min: 1, max: 10 }),
+    start: dueTime(t.clock.now()),
+    misfire: fc.constantFrom("fire-once", "fire-all", "skip"),
+    gap: fc.constantFrom("shift", "skip"),
+    overlap: fc.constantFrom("first", "both"),
+  };
+}
+
+/** A create body of POST /v1/schedules: a rule and a template, mutated by the API's field list. */
+export function scheduleBody(t: FuzzService): fc.Arbitrary<unknown> {
+  const valid = fc
+    .tuple(
+      RULES,
+      fc.record(
+        { ...seriesExtras(t), key: fc.string({ minLength: 1, maxLength: 20 }) },
+        { requiredKeys: ["target"] },
+      ),
+    )
+    .map(([rule, rest]) => ({ ...rule, ...rest }));
+  return mutate(valid, [...HTTP_SCHEDULE_FIELDS, "tenant"]);
+}
+
+/** A PATCH body: any few fields of a series, mutated by the API's patch field list. */
+export function schedulePatchBody(t: FuzzService): fc.Arbitrary<unknown> {
+  const valid = fc
+    .tuple(fc.option(RULES, { nil: undefined }), fc.record(seriesExtras(t), { requiredKeys: [] }))
+    .map(([rule, rest]) => ({ ...rule, ...rest }));
+  return fc.oneof(mutate(valid, [...HTTP_SCHEDULE_PATCH_FIELDS, "key"]), anyJson);
+}
+
+/** A preview body: a rule, a zone, a window. */
+export function previewBody(t: FuzzService): fc.Arbitrary<unknown> {
+  const valid = fc
+    .tuple(
+      RULES,
+      fc.record(
+        {
+          timeZone: seriesExtras(t).timeZone,
+          from: dueTime(t.clock.now()),
+          count: fc.integer({ min: 1, max: 100 }),
+        },
+        { requiredKeys: [] },
+      ),
+    )
+    .map(([rule, rest]) => ({ ...rule, ...rest }));
+  return mutate(valid, [...HTTP_PREVIEW_FIELDS]);
+}
 
 /** A reschedule body: a due time, a delay, or junk. */
 export function rescheduleBody(t: FuzzService): fc.Arbitrary<unknown> {
@@ -315,9 +384,11 @@ function rememberIds(t: FuzzService, text: string): void {
     const body = JSON.parse(text) as {
       job?: { id?: unknown };
       jobs?: { job?: { id?: unknown } }[];
+      schedule?: { id?: unknown };
     };
     const ids = [
       body.job?.id,
+      body.schedule?.id,
       ...(Array.isArray(body.jobs) ? body.jobs.map((j) => j.job?.id) : []),
     ];
     for (const id of ids)

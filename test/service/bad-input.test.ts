@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HTTP_JOB_FIELDS } from "../../src/service/job-input.js";
+import { HTTP_SCHEDULE_FIELDS } from "../../src/service/schedule-input.js";
 import { startTestService, type ApiResult, type TestService } from "./helpers.js";
 
 let t: TestService;
@@ -212,8 +213,8 @@ describe("fuzz: no input produces a 500", () => {
       case 7:
         return Array.from({ length: Math.floor(Math.random() * 4) }, () => randomValue(depth + 1));
       default: {
-        // The API's own list of job fields, a batch's, and one it does not know.
-        const keys = [...HTTP_JOB_FIELDS, "jobs", "x"];
+        // The API's own lists of job and schedule fields, a batch's, and one it does not know.
+        const keys = [...HTTP_JOB_FIELDS, ...HTTP_SCHEDULE_FIELDS, "jobs", "x"];
         const o: Record<string, unknown> = {};
         for (let i = Math.floor(Math.random() * 6); i > 0; i--) {
           o[keys[Math.floor(Math.random() * keys.length)]!] = randomValue(depth + 1);
@@ -231,22 +232,34 @@ describe("fuzz: no input produces a 500", () => {
       "/v1/jobs/batch",
       "/v1/jobs/01ARZ3NDEKTSV4RRFFQ69G5FAV/reschedule",
       "/v1/jobs/01ARZ3NDEKTSV4RRFFQ69G5FAV/cancel",
+      "/v1/schedules",
+      "/v1/schedules/preview",
     ];
-    for (let i = 0; i < 300; i++) {
+    const scheduleFields = ["cron", "rrule", "timeZone", "start", "misfire", "headers", "count"];
+    for (let i = 0; i < 360; i++) {
       const path = paths[i % paths.length]!;
       const mode = i % 3;
       const req =
         mode === 0
           ? { body: randomValue() }
-          : mode === 1
+          : mode === 1 && path.startsWith("/v1/schedules")
             ? {
                 body: {
-                  delayMs: 3_600_000,
-                  target: TARGET,
-                  [["payload", "key", "headers", "timeZone", "maxAttempts"][i % 5]!]: randomValue(),
+                  cron: "0 9 * * *",
+                  ...(path === "/v1/schedules" ? { target: TARGET } : {}),
+                  [scheduleFields[i % scheduleFields.length]!]: randomValue(),
                 },
               }
-            : { raw: randomBytes(1 + (i % 40)).toString(i % 2 ? "latin1" : "base64") };
+            : mode === 1
+              ? {
+                  body: {
+                    delayMs: 3_600_000,
+                    target: TARGET,
+                    [["payload", "key", "headers", "timeZone", "maxAttempts"][i % 5]!]:
+                      randomValue(),
+                  },
+                }
+              : { raw: randomBytes(1 + (i % 40)).toString(i % 2 ? "latin1" : "base64") };
       const r = await t.api("POST", path, req);
       expect(r.status, `${path} ${JSON.stringify(req)} -> ${JSON.stringify(r.body)}`).toBeLessThan(
         500,
@@ -255,6 +268,7 @@ describe("fuzz: no input produces a 500", () => {
         expect(typeof r.body.error.field).toBe("string");
         expect(typeof r.body.error.expected).toBe("string");
       } else if (r.status === 201) {
+        // a series stores its first occurrence as one job
         created += path === "/v1/jobs/batch" ? r.body.jobs.length : 1;
       }
     }

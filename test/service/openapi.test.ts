@@ -52,6 +52,8 @@ describe("/openapi.json", () => {
       "POST /v1/jobs/batch": { jobs: [{ delayMs: 3_600_000, target: "https://a.example/hook" }] },
       "POST /v1/jobs/{id}/reschedule": { delayMs: 7_200_000 },
       "POST /mcp": { jsonrpc: "2.0", id: 1, method: "tools/list" },
+      "POST /v1/schedules": { cron: "0 9 * * *", target: "https://a.example/hook" },
+      "POST /v1/schedules/preview": { cron: "0 9 * * *", count: 2 },
       "POST /v1/dashboard/jobs/{id}/reschedule": { dueAt: "in 3 hours" },
       "POST /v1/dashboard/jobs/{id}/retry": {},
     };
