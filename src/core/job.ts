@@ -216,6 +216,11 @@ export interface Job {
    * `scheduleId`, the occurrence's key.
    */
   readonly nominal: string | null;
+  /**
+   * Labels the job is found and acted on by (src/core/tags.ts): at most 16, each 1 to 64
+   * printable characters without spaces, in the order given; empty when none.
+   */
+  readonly tags: readonly string[];
 }
 
 /**
@@ -250,16 +255,21 @@ export interface NewJob {
    * `createdAt`), however often the job is pushed back. Null or absent: no bound.
    */
   readonly maxWaitMs?: number | null;
+  /** Its tags (checked by optionalTags); absent or empty: none. */
+  readonly tags?: readonly string[];
 }
 
 /**
  * What scheduling a key that a live job holds does:
  *  - `keep`: nothing; the live job comes back (plain idempotency).
- *  - `replace`: the pending holder takes the new due time, payload, target and options
- *    (same id, version + 1); a claimed holder cannot be replaced (`too-late`).
+ *  - `replace`: the pending holder takes the new due time, payload, target, options and
+ *    tags (same id, version + 1); a claimed holder cannot be replaced (`too-late`).
  *  - `debounce`: as `replace`, with the due time bounded by `maxWaitMs` after the holder was
  *    first scheduled, so a stream of calls fires at most that long after the first.
  */
+/** The tags of a job that has none (shared, frozen). */
+export const NO_TAGS: readonly string[] = Object.freeze([]);
+
 export type KeyMode = "keep" | "replace" | "debounce";
 
 export const KEY_MODES: readonly KeyMode[] = Object.freeze(["keep", "replace", "debounce"]);
@@ -308,5 +318,6 @@ export function newPendingJob(j: NewJob, bucket: number, shard: number, now: num
     traceContext: j.traceContext ?? null,
     scheduleId: j.scheduleId ?? null,
     nominal: j.nominal ?? null,
+    tags: j.tags ?? NO_TAGS,
   };
 }

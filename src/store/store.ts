@@ -39,7 +39,7 @@ export interface Store {
   /**
    * Stores jobs in one transaction: all or nothing. A job whose (tenant, key) matches a live
    * job is not stored; by its `keyMode` the holder comes back as it is (`keep`: outcome
-   * `existing`), or, while pending, takes the job's due time, payload, target and options
+   * `existing`), or, while pending, takes the job's due time, payload, target, options and tags
    * (`replace`, `debounce`: outcome `replaced`, due time from replacementDueAt); a claimed
    * holder is left as it is (`too-late`). A key repeated within one call: the first
    * occurrence wins and the later ones answer its job (`existing`). Concurrent replacements of
@@ -58,6 +58,22 @@ export interface Store {
    * (`dueFrom` inclusive, `dueTo` exclusive). Reads only the buckets of the range.
    */
   jobsList(params: JobsListParams): Promise<Job[]>;
+
+  /**
+   * One tenant's jobs carrying `tag`, read from the tag index (tenant, tag, job id) in job id
+   * order (creation order) after `afterId`: at most `limit` index entries are read, and the
+   * jobs among them that match `statuses` and the due range come back, with the cursor to go
+   * on from. Each call costs its `limit` entries whatever the backlog; walking a tag to its
+   * end costs the jobs carrying it. A page may hold fewer jobs than `limit` (entries that do
+   * not match) and still have a `next`. See TagPage.
+   */
+  jobsListByTag(params: TagListParams): Promise<TagPage>;
+
+  /**
+   * How many of one tenant's jobs carrying `tag` match `statuses` and the due range: a walk
+   * of the tag's index entries (cost tracks the jobs carrying the tag, not the backlog).
+   */
+  jobsCountByTag(params: TagQuery): Promise<number>;
 
   /**
    * Moves pending jobs of buckets starting at or before `until` into the hot due-time index
@@ -353,6 +369,36 @@ export interface JobsListParams {
   /** Start strictly after this (dueAt, id) position. */
   readonly after?: { readonly dueAt: number; readonly id: string };
   readonly limit: number;
+}
+
+/** Which jobs of a tag: one tenant, one tag, optionally by status and due range. */
+export interface TagQuery {
+  readonly tenant: string;
+  readonly tag: string;
+  /** Only jobs in these states; all states when absent. */
+  readonly statuses?: readonly JobStatus[];
+  /** Inclusive lower bound on dueAt. */
+  readonly dueFrom?: number;
+  /** Exclusive upper bound on dueAt. */
+  readonly dueTo?: number;
+}
+
+export interface TagListParams extends TagQuery {
+  /** Start strictly after this job id (the `next` of the previous page). */
+  readonly afterId?: string;
+  /** Most index entries read (so most jobs returned) by this call, at least 1. */
+  readonly limit: number;
+}
+
+/** A page of `jobsListByTag`. */
+export interface TagPage {
+  /** The matching jobs among the entries read, in id order. */
+  readonly jobs: Job[];
+  /**
+   * The last job id read when `limit` entries were read (pass it as `afterId` to go on; the
+   * next page may be empty), or null when the tag has no entries left after this page.
+   */
+  readonly next: string | null;
 }
 
 /** `leasesReleaseStale`: which earlier incarnation's claims to give back, and how many. */

@@ -9,6 +9,7 @@ import { describeKeyModeContract } from "./key-mode-contract.js";
 import { describeOperationContract } from "./operation-contract.js";
 import { describePlacementContract } from "./placement-contract.js";
 import { describeSeriesContract } from "./series-contract.js";
+import { describeTagContract } from "./tag-contract.js";
 import { describeTenantContract } from "./tenant-contract.js";
 import { describeTraceContract } from "./trace-contract.js";
 
@@ -765,4 +766,5 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
   describeFeedContract(name, makeStore);
   describeSeriesContract(name, makeStore);
   describeOperationContract(name, makeStore);
+  describeTagContract(name, makeStore);
 }

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { bucketOf } from "../../core/buckets.js";
 import { newPendingJob, replacementDueAt, type Job, type NewJob } from "../../core/job.js";
+import { tagsColumn } from "../../core/tags.js";
 import type { InsertResult } from "../../store/store.js";
 import { insertArrays, rowToJob, type JobRow, type Placements } from "./rows.js";
 import type { Statements } from "./statements.js";
@@ -103,6 +104,7 @@ async function answerHolder(
       j.expireAfterMs,
       now,
       j.traceContext ?? null,
+      tagsColumn(j.tags),
     ]);
     if (rows[0]) return { job: rowToJob(rows[0]), created: false, outcome: "replaced" };
   }

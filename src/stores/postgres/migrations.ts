@@ -26,6 +26,9 @@ import type pg from "pg";
  *    in the same order.
  *  - `job_changes` (version 5) is the change feed: a row per transition, written by the
  *    statement that makes it.
+ *  - `job_tags` (version 9) is the tag index: an entry per (tenant, tag, job) with the job's
+ *    shard and due time, so its row is found by primary key in the one live partition that
+ *    can hold it; every job table carries `tags` (a JSON array, NULL when none) for display.
  */
 export function migrations(schema: string): readonly string[] {
   const s = `"${schema}"`;
@@ -286,6 +289,42 @@ export function migrations(schema: string): readonly string[] {
       autovacuum_analyze_threshold = 10000);
     ALTER TABLE ${s}.nodes SET (fillfactor = 50, autovacuum_vacuum_threshold = 10000,
       autovacuum_analyze_threshold = 10000);
+    `,
+    // Version 9: tags (src/core/tags.ts). job_tags is what listing and counting by tag read:
+    // one range of its primary key per tag. Its due_at is the job's, so the row is reached in
+    // its one live partition (a lookup by id alone probes every partition): live_inserted
+    // keeps it when a job comes back to jobs_live at another due time (reschedule, retry,
+    // replace: every such move inserts into jobs_live), and a tagless insert costs one scan
+    // of the statement's new rows. Tag entries leave with their job: retention's row delete
+    // removes them in its statement (historyDeleteOldest), and a dropped history partition's
+    // are deleted first, in the drop's transaction (partitions.ts), found through the partial
+    // index jobs_history_tagged.
+    `
+    ALTER TABLE ${s}.jobs_live ADD COLUMN tags text;
+    ALTER TABLE ${s}.jobs_claimed ADD COLUMN tags text;
+    ALTER TABLE ${s}.jobs_history ADD COLUMN tags text;
+    CREATE TABLE ${s}.job_tags (
+      tenant text    NOT NULL,
+      tag    text    NOT NULL,
+      job_id text    NOT NULL,
+      shard  integer NOT NULL,
+      due_at bigint  NOT NULL,
+      PRIMARY KEY (tenant, tag, job_id)
+    );
+    CREATE INDEX jobs_history_tagged ON ${s}.jobs_history (finished_at) WHERE tags IS NOT NULL;
+
+    CREATE OR REPLACE FUNCTION ${s}.live_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO ${s}.bucket_counts AS c (bucket, tenant, pending)
+        SELECT bucket, tenant, count(*) FROM new_rows GROUP BY bucket, tenant ORDER BY 1, 2
+        ON CONFLICT (bucket, tenant) DO UPDATE SET pending = c.pending + excluded.pending;
+      UPDATE ${s}.job_tags t SET due_at = n.due_at
+        FROM new_rows n CROSS JOIN LATERAL json_array_elements_text(n.tags::json) AS g(tag)
+        WHERE n.tags IS NOT NULL AND t.tenant = n.tenant AND t.tag = g.tag AND t.job_id = n.id
+          AND t.due_at <> n.due_at;
+      RETURN NULL;
+    END $$;
+
     `,
   ];
 }

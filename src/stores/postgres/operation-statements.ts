@@ -51,7 +51,7 @@ export function operationStatements(schema: string) {
         INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
         SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
           trace_context, attempts, max_attempts, expire_after_ms, version + 1, fence, last_error,
-          last_result, created_at, $4::bigint, fired_at, schedule_id, nominal, 'cancelled', $4::bigint
+          last_result, created_at, $4::bigint, fired_at, schedule_id, nominal, tags, 'cancelled', $4::bigint
         FROM del
         RETURNING tenant, id, due_at, attempts
       ), changed AS (
@@ -69,7 +69,7 @@ export function operationStatements(schema: string) {
         INSERT INTO ${s}.jobs_live (${COLS})
         SELECT shard, id, tenant, key, new_due, new_bucket, payload, target, target_options,
           trace_context, attempts, max_attempts, expire_after_ms, version + 1, fence, last_error,
-          last_result, created_at, $6::bigint, fired_at, schedule_id, nominal
+          last_result, created_at, $6::bigint, fired_at, schedule_id, nominal, tags
         FROM del
         RETURNING tenant, id, due_at, attempts
       ), changed AS (
@@ -97,7 +97,7 @@ export function operationStatements(schema: string) {
         INSERT INTO ${s}.jobs_live (${COLS})
         SELECT shard, id, tenant, key, $4::bigint, $5::bigint, payload, target, target_options,
           trace_context, 0, max_attempts, expire_after_ms, version + 1, fence, last_error,
-          last_result, created_at, $6::bigint, fired_at, schedule_id, nominal
+          last_result, created_at, $6::bigint, fired_at, schedule_id, nominal, tags
         FROM del
         RETURNING tenant, id, due_at, attempts
       ), changed AS (
@@ -106,19 +106,24 @@ export function operationStatements(schema: string) {
       )
       SELECT count(*)::int AS n FROM ins`,
     /**
-     * erase: pending and finished rows deleted with their key and their feed rows (index
-     * job_changes_job); the statement triggers drop the counters. $3 tenant.
+     * erase: pending and finished rows deleted with their key, their tag entries (job_tags
+     * primary key) and their feed rows (index job_changes_job); the statement triggers drop
+     * the counters. $3 tenant.
      */
     erase: `WITH live AS (
         DELETE FROM ${s}.jobs_live l USING ${picked}
         WHERE l.shard = u.shard AND l.id = u.id AND l.tenant = $3 AND l.schedule_id IS NULL
-        RETURNING l.id, l.key
+        RETURNING l.id, l.key, l.tags
       ), hist AS (
         DELETE FROM ${s}.jobs_history h USING ${picked}
         WHERE h.shard = u.shard AND h.id = u.id AND h.tenant = $3
-        RETURNING h.id, h.key
+        RETURNING h.id, h.key, h.tags
       ), gone AS (
-        SELECT id, key FROM live UNION ALL SELECT id, key FROM hist
+        SELECT id, key, tags FROM live UNION ALL SELECT id, key, tags FROM hist
+      ), untagged AS (
+        DELETE FROM ${s}.job_tags t USING gone g
+          CROSS JOIN LATERAL json_array_elements_text(g.tags::json) AS x(tag)
+        WHERE g.tags IS NOT NULL AND t.tenant = $3 AND t.tag = x.tag AND t.job_id = g.id
       ), keys AS (
         DELETE FROM ${s}.job_keys k USING gone g
         WHERE k.tenant = $3 AND k.key = g.key AND k.id = g.id

@@ -41,6 +41,9 @@ import type {
   StaleLeasesParams,
   EarlierDueLoop,
   Store,
+  TagListParams,
+  TagPage,
+  TagQuery,
 } from "../../store/store.js";
 import { insertPlaced, settlementRetryAt } from "../../store/store.js";
 import { headCursor, purgeChanges, readChanges } from "./changes.js";
@@ -49,6 +52,8 @@ import { connectorFor, createPool, inTransaction, withRetry } from "./connection
 import { DueNotifier } from "./due-notifier.js";
 import { insertKeyed } from "./insert.js";
 import { listJobs } from "./list.js";
+import { countByTag, listByTag } from "./tags.js";
+import { checkJobTags } from "../../core/tags.js";
 import { moveOnce } from "./move.js";
 import { fixedSettings, type Settings } from "./settings.js";
 import { applyMigrations } from "./migrations.js";
@@ -229,6 +234,7 @@ export class PostgresStore implements Store {
         throw new InvalidJobError(`jobs[${i}].id`, "an id not repeated in the batch", j.id);
       ids.add(j.id);
     });
+    checkJobTags(jobs);
     const place = placeJobs(jobs, this.bucketWidthMs, this.shardCount);
     await this.ensureLive(place.bucket, now);
     const results = jobs.some((j) => j.key !== null)
@@ -275,6 +281,14 @@ export class PostgresStore implements Store {
 
   async jobsList(p: JobsListParams): Promise<Job[]> {
     return this.run("listing jobs", () => listJobs(this.pool, this.sql, p));
+  }
+
+  async jobsListByTag(params: TagListParams): Promise<TagPage> {
+    return this.run("listing jobs by tag", () => listByTag(this.pool, this.sql, params));
+  }
+
+  async jobsCountByTag(params: TagQuery): Promise<number> {
+    return this.run("counting jobs by tag", () => countByTag(this.pool, this.sql, params));
   }
 
   /** PostgreSQL indexes every pending job by due time: there is nothing to stage. */
@@ -514,9 +528,11 @@ export class PostgresStore implements Store {
     const left = params.limit - dropped;
     if (left <= 0) return dropped;
     const r = await this.run("purging history", () =>
-      withRetry(() => this.pool.query(this.sql.historyDeleteOldest, [params.before, left])),
+      withRetry(() =>
+        this.pool.query<{ n: number }>(this.sql.historyDeleteOldest, [params.before, left]),
+      ),
     );
-    return dropped + (r.rowCount ?? 0);
+    return dropped + (r.rows[0]?.n ?? 0);
   }
 
   /** See changes.ts: (tx, seq) order, read below the oldest transaction in flight. */

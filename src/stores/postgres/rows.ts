@@ -1,6 +1,7 @@
 import { bucketOf } from "../../core/buckets.js";
 import { shardOf } from "../../core/ids.js";
 import type { Job, JobStatus, JsonValue, NewJob } from "../../core/job.js";
+import { tagsColumn, tagsFromColumn } from "../../core/tags.js";
 
 /** A job row as node-postgres returns it (bigint parsed to number by the pool's types). */
 export interface JobRow {
@@ -30,6 +31,7 @@ export interface JobRow {
   finished_at: number | null;
   schedule_id: string | null;
   nominal: string | null;
+  tags: string | null;
 }
 
 export function rowToJob(r: JobRow): Job {
@@ -61,6 +63,7 @@ export function rowToJob(r: JobRow): Job {
     traceContext: r.trace_context,
     scheduleId: r.schedule_id,
     nominal: r.nominal,
+    tags: tagsFromColumn(r.tags),
   };
 }
 
@@ -114,6 +117,7 @@ export function insertArrays(
   const expireAfter = new Array<number | null>(n);
   const scheduleId = new Array<string | null>(n);
   const nominal = new Array<string | null>(n);
+  const tags = new Array<string | null>(n);
   for (let i = 0; i < n; i++) {
     const at = indexes === undefined ? i : indexes[i]!;
     const j = jobs[at]!;
@@ -131,6 +135,7 @@ export function insertArrays(
     expireAfter[i] = j.expireAfterMs;
     scheduleId[i] = j.scheduleId ?? null;
     nominal[i] = j.nominal ?? null;
+    tags[i] = tagsColumn(j.tags);
   }
   return [
     shard,
@@ -148,6 +153,7 @@ export function insertArrays(
     now,
     scheduleId,
     nominal,
+    tags,
   ];
 }
 

@@ -10,10 +10,10 @@
  * each table holds one kind of row and its indexes need no status predicate.
  */
 
-/** Columns every job table has (trace_context, schedule_id and nominal were added later). */
+/** Columns every job table has (trace_context, schedule_id, nominal and tags were added later). */
 export const COLS = `shard, id, tenant, key, due_at, bucket, payload, target, target_options,
   trace_context, attempts, max_attempts, expire_after_ms, version, fence, last_error,
-  last_result, created_at, updated_at, fired_at, schedule_id, nominal`;
+  last_result, created_at, updated_at, fired_at, schedule_id, nominal, tags`;
 
 /** A row of any table as a full job row (rows.ts turns it into a Job). */
 const AS_PENDING = `${COLS}, 'pending'::text AS status, NULL::text AS lease_owner,
@@ -42,21 +42,27 @@ export function statements(schema: string) {
     /**
      * Bulk insert: one statement for the whole batch, arrays unnested server-side (no
      * per-row round trip or statement). Routed to partitions by due_at; the statement
-     * trigger live_inserted adds one counter row per (bucket, tenant).
+     * trigger live_inserted adds one counter row per (bucket, tenant). Each tag of a job
+     * becomes its job_tags entry in the same statement.
      */
     liveInsert: `WITH ins AS (
         INSERT INTO ${s}.jobs_live (shard, id, tenant, key, due_at, bucket, payload,
           target, target_options, trace_context, max_attempts, expire_after_ms, created_at,
-          updated_at, schedule_id, nominal)
+          updated_at, schedule_id, nominal, tags)
         SELECT u.shard, u.id, u.tenant, u.key, u.due_at, u.bucket, u.payload, u.target,
           u.target_options, u.trace_context, u.max_attempts, u.expire_after_ms, $13::bigint,
-          $13::bigint, u.schedule_id, u.nominal
+          $13::bigint, u.schedule_id, u.nominal, u.tags
         FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
           $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], $12::bigint[],
-          $14::text[], $15::text[])
+          $14::text[], $15::text[], $16::text[])
           AS u(shard, id, tenant, key, due_at, bucket, payload, target, target_options,
-            trace_context, max_attempts, expire_after_ms, schedule_id, nominal)
-        RETURNING tenant, id, due_at
+            trace_context, max_attempts, expire_after_ms, schedule_id, nominal, tags)
+        RETURNING tenant, id, due_at, shard, tags
+      ), tagged AS (
+        INSERT INTO ${s}.job_tags (tenant, tag, job_id, shard, due_at)
+        SELECT ins.tenant, g.tag, ins.id, ins.shard, ins.due_at
+        FROM ins CROSS JOIN LATERAL json_array_elements_text(ins.tags::json) AS g(tag)
+        WHERE ins.tags IS NOT NULL
       )
       INSERT INTO ${s}.job_changes (${CHANGE_COLS})
       SELECT tenant, id, 'scheduled', 'pending', due_at, 0, NULL, $13::bigint FROM ins`,
@@ -80,7 +86,10 @@ export function statements(schema: string) {
     /**
      * A replacing insert (keyMode replace/debounce): the pending holder leaves jobs_live and
      * comes back with the new definition (and the replacing schedule's trace context), in its
-     * new partition; attempts, fence, last error and created_at stay. No row: it is not pending (claimed meanwhile).
+     * new partition; attempts, fence, last error and created_at stay. Its tag entries become
+     * the new tags' ($12): the old ones not kept are deleted and the rest upserted (the
+     * statement's parts run on one snapshot, in no set order, so no entry is deleted and
+     * inserted again). No row: it is not pending (claimed meanwhile).
      */
     replace: `WITH del AS (
         DELETE FROM ${s}.jobs_live WHERE shard = $1 AND id = $2 RETURNING *
@@ -88,12 +97,24 @@ export function statements(schema: string) {
         INSERT INTO ${s}.jobs_live (${COLS})
         SELECT shard, id, tenant, key, $3::bigint, $4::bigint, $5::text, $6::text, $7::text,
           $11::text, attempts, $8::int, $9::bigint, version + 1, fence, last_error, last_result,
-          created_at, $10::bigint, fired_at, schedule_id, nominal
+          created_at, $10::bigint, fired_at, schedule_id, nominal, $12::text
         FROM del
         RETURNING *
       ), changed AS (
         INSERT INTO ${s}.job_changes (${CHANGE_COLS})
         SELECT tenant, id, 'replaced', 'pending', due_at, attempts, NULL, $10::bigint FROM moved
+      ), untagged AS (
+        DELETE FROM ${s}.job_tags t USING del
+          CROSS JOIN LATERAL json_array_elements_text(del.tags::json) AS g(tag)
+        WHERE del.tags IS NOT NULL AND t.tenant = del.tenant AND t.tag = g.tag
+          AND t.job_id = del.id
+          AND NOT (g.tag = ANY (SELECT json_array_elements_text($12::json)))
+      ), tagged AS (
+        INSERT INTO ${s}.job_tags (tenant, tag, job_id, shard, due_at)
+        SELECT moved.tenant, g.tag, moved.id, moved.shard, moved.due_at
+        FROM moved CROSS JOIN LATERAL json_array_elements_text(moved.tags::json) AS g(tag)
+        WHERE moved.tags IS NOT NULL
+        ON CONFLICT (tenant, tag, job_id) DO UPDATE SET due_at = excluded.due_at
       )
       SELECT ${AS_PENDING} FROM moved`,
 
@@ -191,7 +212,7 @@ export function statements(schema: string) {
           attempts, max_attempts, expire_after_ms, version + 1, fence,
           COALESCE(st_error, last_error),
           CASE WHEN outcome = 'succeeded' THEN st_result ELSE NULL END,
-          created_at, $10::bigint, COALESCE(st_fired_at, fired_at), schedule_id, nominal, outcome, $10::bigint
+          created_at, $10::bigint, COALESCE(st_fired_at, fired_at), schedule_id, nominal, tags, outcome, $10::bigint
         FROM done WHERE outcome NOT IN ('retry', 'release')
       ), released AS (
         INSERT INTO ${s}.jobs_live (${COLS})
@@ -199,14 +220,14 @@ export function statements(schema: string) {
           COALESCE(retry_bucket, bucket), payload, target, target_options, trace_context,
             attempts - 1,
           max_attempts, expire_after_ms, version + 1, fence, COALESCE(st_error, last_error),
-          last_result, created_at, $10::bigint, fired_at, schedule_id, nominal
+          last_result, created_at, $10::bigint, fired_at, schedule_id, nominal, tags
         FROM done WHERE outcome = 'release'
       ), retried AS (
         INSERT INTO ${s}.jobs_live (${COLS})
         SELECT shard, id, tenant, key, retry_at, retry_bucket,
           payload, target, target_options, trace_context,
           attempts, max_attempts, expire_after_ms, version + 1, fence, st_error, last_result,
-          created_at, $10::bigint, st_fired_at, schedule_id, nominal
+          created_at, $10::bigint, st_fired_at, schedule_id, nominal, tags
         FROM done WHERE outcome = 'retry'
       ), changed AS (
         INSERT INTO ${s}.job_changes (${CHANGE_COLS})
@@ -232,7 +253,7 @@ export function statements(schema: string) {
         INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
         SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
           trace_context, attempts, max_attempts, expire_after_ms, version + 1, fence, last_error,
-          last_result, created_at, $4::bigint, fired_at, schedule_id, nominal, 'cancelled', $4::bigint
+          last_result, created_at, $4::bigint, fired_at, schedule_id, nominal, tags, 'cancelled', $4::bigint
         FROM del
         RETURNING *
       ), changed AS (
@@ -250,7 +271,7 @@ export function statements(schema: string) {
         INSERT INTO ${s}.jobs_live (${COLS})
         SELECT shard, id, tenant, key, $5::bigint, $6::bigint, payload, target, target_options,
           trace_context, attempts, max_attempts, expire_after_ms, version + 1, fence, last_error,
-          last_result, created_at, $7::bigint, fired_at, schedule_id, nominal
+          last_result, created_at, $7::bigint, fired_at, schedule_id, nominal, tags
         FROM del
         RETURNING *
       ), changed AS (
@@ -269,7 +290,7 @@ export function statements(schema: string) {
         SELECT shard, id, tenant, key, $5::bigint, $6::bigint,
           payload, target, target_options, trace_context,
           0, max_attempts, expire_after_ms, version + 1, fence, last_error, last_result, created_at,
-          $7::bigint, fired_at, schedule_id, nominal
+          $7::bigint, fired_at, schedule_id, nominal, tags
         FROM del
         RETURNING *
       ), changed AS (
@@ -310,7 +331,7 @@ export function statements(schema: string) {
         SELECT shard, id, tenant, key, due_at, bucket,
           payload, target, target_options, trace_context,
           attempts,
-          max_attempts, expire_after_ms, version + 1, fence, $3::text, NULL, created_at, $1::bigint, fired_at, schedule_id, nominal,
+          max_attempts, expire_after_ms, version + 1, fence, $3::text, NULL, created_at, $1::bigint, fired_at, schedule_id, nominal, tags,
           'dead', $1::bigint
         FROM del WHERE attempts >= max_attempts
         RETURNING 1
@@ -320,7 +341,7 @@ export function statements(schema: string) {
           payload, target, target_options, trace_context,
           attempts,
           max_attempts, expire_after_ms, version + 1, fence, $3::text, last_result, created_at, $1::bigint,
-          fired_at, schedule_id, nominal
+          fired_at, schedule_id, nominal, tags
         FROM del WHERE attempts < max_attempts
         RETURNING due_at
       ), changed AS (
@@ -361,7 +382,7 @@ export function statements(schema: string) {
         SELECT shard, id, tenant, key, due_at, bucket,
           payload, target, target_options, trace_context,
           attempts - 1, max_attempts, expire_after_ms, version + 1, fence, last_error,
-          last_result, created_at, $5::bigint, fired_at, schedule_id, nominal
+          last_result, created_at, $5::bigint, fired_at, schedule_id, nominal, tags
         FROM del
         RETURNING due_at
       ), changed AS (
@@ -554,13 +575,58 @@ export function statements(schema: string) {
     purgedThroughSet: `INSERT INTO ${s}.meta (name, value) VALUES ('changes_purged_through', $1)
       ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
 
-    /** Row-by-row purge, only for what partition drops leave (index jobs_history_finished). */
-    historyDeleteOldest: `DELETE FROM ${s}.jobs_history h USING (
-        SELECT shard, id, finished_at FROM ${s}.jobs_history WHERE finished_at < $1
-        ORDER BY finished_at LIMIT $2
-      ) o
-      WHERE h.finished_at < $1 AND h.shard = o.shard AND h.id = o.id AND h.finished_at = o.finished_at`,
+    /**
+     * Row-by-row purge, only for what partition drops leave (index jobs_history_finished);
+     * the rows' tag entries go in the same statement.
+     */
+    historyDeleteOldest: `WITH gone AS (
+        DELETE FROM ${s}.jobs_history h USING (
+          SELECT shard, id, finished_at FROM ${s}.jobs_history WHERE finished_at < $1
+          ORDER BY finished_at LIMIT $2
+        ) o
+        WHERE h.finished_at < $1 AND h.shard = o.shard AND h.id = o.id
+          AND h.finished_at = o.finished_at
+        RETURNING h.tenant, h.id, h.tags
+      ), untagged AS (
+        DELETE FROM ${s}.job_tags t USING gone
+          CROSS JOIN LATERAL json_array_elements_text(gone.tags::json) AS g(tag)
+        WHERE gone.tags IS NOT NULL AND t.tenant = gone.tenant AND t.tag = g.tag
+          AND t.job_id = gone.id
+      )
+      SELECT count(*)::int AS n FROM gone`,
+
+    /**
+     * A page of a tag: at most $4 entries of job_tags' primary key range after $3, each
+     * entry's job found where it is: jobs_claimed by primary key, jobs_live by primary key in
+     * the one partition its due time names (run-time pruning on the entry's due_at), else
+     * jobs_history by primary key prefix in each history partition (few: retention bounds
+     * them). One statement, one snapshot: a job moving meanwhile is seen in one table.
+     */
+    tagPage: `SELECT j.* FROM (
+        SELECT job_id, shard, due_at FROM ${s}.job_tags
+        WHERE tenant = $1 AND tag = $2 AND job_id > $3
+        ORDER BY job_id LIMIT $4
+      ) t
+      CROSS JOIN LATERAL (${tagJob(s)}) j
+      ORDER BY t.job_id`,
+    /**
+     * A tag's matching jobs counted over its entries: the due range from the entries alone;
+     * the status, when asked for, from where each entry's job is (as tagPage finds it).
+     */
+    tagCount: `SELECT count(*)::bigint AS n FROM ${s}.job_tags t
+      WHERE t.tenant = $1 AND t.tag = $2 AND t.due_at >= $3 AND t.due_at < $4
+        AND ($5::text[] IS NULL OR (SELECT j.status FROM (${tagJob(s)}) j) = ANY ($5::text[]))`,
   } as const;
+}
+
+/** The job of tag entry `t` (job_id, shard, due_at), from whichever table holds it. */
+function tagJob(s: string): string {
+  return `SELECT ${AS_CLAIMED} FROM ${s}.jobs_claimed c WHERE c.shard = t.shard AND c.id = t.job_id
+    UNION ALL SELECT ${AS_PENDING} FROM ${s}.jobs_live l
+      WHERE l.shard = t.shard AND l.id = t.job_id AND l.due_at = t.due_at
+    UNION ALL SELECT ${AS_HISTORY} FROM ${s}.jobs_history h
+      WHERE h.shard = t.shard AND h.id = t.job_id
+    LIMIT 1`;
 }
 
 /**
@@ -580,7 +646,7 @@ function claimMoving(s: string, due: string): string {
       INSERT INTO ${s}.jobs_claimed (${COLS}, lease_owner, lease_expires_at)
       SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
         trace_context, attempts + 1, max_attempts, expire_after_ms, version + 1, fence + 1,
-        last_error, last_result, created_at, $4::bigint, fired_at, schedule_id, nominal, $3::text,
+        last_error, last_result, created_at, $4::bigint, fired_at, schedule_id, nominal, tags, $3::text,
         $4::bigint + $6::bigint
       FROM moved
       RETURNING *

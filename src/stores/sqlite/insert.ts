@@ -1,7 +1,9 @@
 import { shardOf } from "../../core/ids.js";
 import { newPendingJob, replacementDueAt, type Job, type NewJob } from "../../core/job.js";
 import type { InsertResult } from "../../store/store.js";
+import { tagsColumn } from "../../core/tags.js";
 import type { SqliteContext } from "./context.js";
+import { tagsAdd, tagsDrop } from "./tags.js";
 import { CounterDeltas, rowSeq, rowToJob, type JobTuple } from "./rows.js";
 
 /**
@@ -55,8 +57,10 @@ export function insertJobs(
       j.traceContext ?? null,
       j.scheduleId ?? null,
       j.nominal ?? null,
+      tagsColumn(j.tags),
     );
     const seq = Number(info.lastInsertRowid);
+    tagsAdd(ctx.s, j, seq);
     if (j.key !== null) ctx.s.liveKeySet.run(j.tenant, j.key, seq);
     let isStaged = staged.get(bucket);
     if (isStaged === undefined) {
@@ -87,7 +91,7 @@ export function insertJobs(
 
 /**
  * The live holder of a key met by a new job: kept (`keep`), too late (claimed), or replaced
- * in place: its row takes the new definition and moves between buckets and the hot index as
+ * in place: its row takes the new definition (tags included: its index entries are replaced) and moves between buckets and the hot index as
  * a reschedule does.
  */
 function answerHolder(
@@ -112,8 +116,11 @@ function answerHolder(
     maxAttempts: j.maxAttempts,
     expireAfterMs: j.expireAfterMs,
     traceContext: j.traceContext ?? null,
+    tags: tagsColumn(j.tags),
     now,
   });
+  tagsDrop(ctx.s, holder);
+  tagsAdd(ctx.s, { tenant: holder.tenant, id: holder.id, tags: j.tags }, seq);
   ctx.s.hotDelete.run({ seq, dueAt: holder.dueAt });
   ctx.placeInHot({ seq, bucket, due_at: dueAt, tenant: holder.tenant });
   deltas.move(holder.tenant, "pending", "pending", holder.bucket, bucket);

@@ -34,7 +34,10 @@
  *  - `changes` (version 5) is the change feed: a row per transition, in commit order.
  * Since version 4 a jobs row carries `trace_context`, the traceparent of the span that
  * scheduled it (NULL when no OpenTelemetry SDK recorded one).
- * Retention deletes a finished job's `finished` row and its `jobs` row together.
+ * Since version 8 a jobs row carries `tags` (a JSON array, NULL when none) and `job_tags`
+ * indexes them per (tenant, tag, job id), with the job's seq to reach its row.
+ * Retention deletes a finished job's `finished` row, its `jobs` row and its tag entries
+ * together.
  */
 export const MIGRATIONS: readonly string[] = [
   `
@@ -277,5 +280,20 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX operations_tenant ON operations (tenant, id);
   CREATE INDEX operations_active ON operations (id) WHERE state IN ('queued', 'running');
   CREATE INDEX changes_job ON changes (job_id);
+  `,
+  // Version 8: tags (src/core/tags.ts). The row keeps them for display; job_tags is the index
+  // listing and counting by tag read: (tenant, tag, job_id) in a WITHOUT ROWID B-tree, so a
+  // tag's entries are one range in id order and its seq reaches the row without a second
+  // index. No due time in it: a reschedule or retry never touches it (the due range is checked
+  // on the row). Adding a nullable column writes no row.
+  `
+  ALTER TABLE jobs ADD COLUMN tags TEXT;
+  CREATE TABLE job_tags (
+    tenant TEXT NOT NULL,
+    tag    TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    seq    INTEGER NOT NULL,
+    PRIMARY KEY (tenant, tag, job_id)
+  ) WITHOUT ROWID;
   `,
 ];

@@ -17,6 +17,7 @@ import type { OperationsListParams } from "../../store/store.js";
 import { cancelPending, movePendingOrDead } from "./changes.js";
 import type { SqliteContext } from "./context.js";
 import { CounterDeltas, decodeRow, type JobTuple, type StoredJob } from "./rows.js";
+import { tagsDrop } from "./tags.js";
 
 /**
  * Bulk operations on SQLite. Each function runs inside the caller's write transaction (the
@@ -66,7 +67,7 @@ function moveTo(
 
 /**
  * Deletes a job that is not claimed with everything kept of it: its row, its outcome (or
- * its hot index entry), its key, its feed rows; its counters drop. Nothing of it is left.
+ * its hot index entry), its key, its tag entries, its feed rows; its counters drop. Nothing of it is left.
  */
 function eraseJob(ctx: SqliteContext, j: StoredJob, d: CounterDeltas): void {
   const job = j.job;
@@ -78,6 +79,7 @@ function eraseJob(ctx: SqliteContext, j: StoredJob, d: CounterDeltas): void {
   }
   d.status(job.tenant, job.status, -1);
   if (job.key !== null) ctx.s.liveKeyDelete.run(job.tenant, job.key, j.seq);
+  tagsDrop(ctx.s, job);
   ctx.s.changesDeleteByJob.run(job.id, job.tenant);
   ctx.s.jobDeleteBySeq.run(j.seq);
 }

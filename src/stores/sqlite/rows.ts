@@ -1,4 +1,5 @@
 import type { Job, JobStatus, JsonValue } from "../../core/job.js";
+import { tagsFromColumn } from "../../core/tags.js";
 
 /**
  * Columns every job-returning statement selects, in this order. Those statements run in
@@ -33,6 +34,7 @@ export const JOB_COLUMN_NAMES = [
   "trace_context",
   "schedule_id",
   "nominal",
+  "tags",
 ] as const;
 
 /** A jobs row in raw mode: values in JOB_COLUMN_NAMES order. */
@@ -104,6 +106,7 @@ export function rowToJob(r: JobTuple): Job {
     traceContext: r[24] as string | null,
     scheduleId: r[25] as string | null,
     nominal: r[26] as string | null,
+    tags: tagsFromColumn(r[27] as string | null),
   };
 }
 

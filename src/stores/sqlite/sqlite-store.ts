@@ -23,7 +23,12 @@ import type {
   StaleLeasesParams,
   StageResult,
   Store,
+  TagListParams,
+  TagPage,
+  TagQuery,
 } from "../../store/store.js";
+import { checkJobTags, tagsFromColumn } from "../../core/tags.js";
+import { countByTag, listByTag, tagsDrop } from "./tags.js";
 import { Ballast, freeBytes } from "./ballast.js";
 import { cancelJob, moveJob } from "./changes.js";
 import { headCursor, purgeChanges, readChanges } from "./feed.js";
@@ -202,6 +207,7 @@ export class SqliteStore implements Store {
   async jobsInsert(params: { jobs: readonly NewJob[]; now: number }): Promise<InsertResult[]> {
     // While the ballast is released the space is kept for firing: creates are refused.
     this.ballast?.refuseWhileShort("inserting jobs");
+    checkJobTags(params.jobs);
     return this.ctx.write(
       "inserting jobs",
       () => insertJobs(this.ctx, params.jobs, params.now),
@@ -220,6 +226,14 @@ export class SqliteStore implements Store {
 
   async jobsList(params: JobsListParams): Promise<Job[]> {
     return listJobs(this.s, this.bucketWidthMs, params);
+  }
+
+  async jobsListByTag(params: TagListParams): Promise<TagPage> {
+    return listByTag(this.s, params);
+  }
+
+  async jobsCountByTag(params: TagQuery): Promise<number> {
+    return countByTag(this.s, params);
   }
 
   async bucketsStage(params: { until: number; maxRows: number }): Promise<StageResult> {
@@ -416,7 +430,7 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Deletes the oldest finished jobs, outcome, row and key together. Finish order is the
+   * Deletes the oldest finished jobs, outcome, row, key and tag entries together. Finish order is the
    * rowid of `finished`; a pass stops at the first job finished at or after `before` (one
    * finished out of order by another process's clock waits for the next pass).
    */
@@ -429,6 +443,8 @@ export class SqliteStore implements Store {
         status: JobStatus;
         finished_at: number;
         key: string | null;
+        id: string;
+        tags: string | null;
       }[];
       const stop = oldest.findIndex((r) => r.finished_at >= params.before);
       const rows = stop === -1 ? oldest : oldest.slice(0, stop);
@@ -437,6 +453,7 @@ export class SqliteStore implements Store {
         this.s.finishedDelete.run(r.rid);
         this.s.jobDeleteBySeq.run(r.seq);
         if (r.key !== null) this.s.liveKeyDelete.run(r.tenant, r.key, r.seq);
+        tagsDrop(this.s, { tenant: r.tenant, id: r.id, tags: tagsFromColumn(r.tags) });
         deltas.status(r.tenant, r.status, -1);
       }
       this.ctx.flush(deltas);

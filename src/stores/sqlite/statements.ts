@@ -41,6 +41,7 @@ const JOB_EXPRESSIONS: Record<(typeof JOB_COLUMN_NAMES)[number], string> = {
   trace_context: "j.trace_context",
   schedule_id: "j.schedule_id",
   nominal: "j.nominal",
+  tags: "j.tags",
 };
 
 const JOB_COLUMNS = JOB_COLUMN_NAMES.map((name) => JOB_EXPRESSIONS[name]).join(", ");
@@ -96,8 +97,8 @@ export const SQL = {
    */
   jobInsert: `INSERT INTO jobs (id, tenant, key, due_at, bucket, shard, payload, target,
       target_options, max_attempts, expire_after_ms, created_at, updated_at, trace_context,
-      schedule_id, nominal)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      schedule_id, nominal, tags)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 
   /** live_keys primary key, then the holder's row: live while it has no outcome. */
   jobByLiveKey: `${JOB_SELECT}
@@ -263,8 +264,8 @@ export const SQL = {
    */
   jobReplace: `UPDATE jobs SET due_at = @dueAt, bucket = @bucket, payload = @payload, target = @target,
       target_options = @targetOptions, max_attempts = @maxAttempts,
-      expire_after_ms = @expireAfterMs, trace_context = @traceContext, version = version + 1,
-      updated_at = @now
+      expire_after_ms = @expireAfterMs, trace_context = @traceContext, tags = @tags,
+      version = version + 1, updated_at = @now
     WHERE seq = @seq`,
   /** Retry a dead job: its outcome row goes, the row takes the outcome's token and version. */
   finishedDelete: `DELETE FROM finished WHERE rid = ?`,
@@ -314,7 +315,7 @@ export const SQL = {
    * must remove; the caller keeps those finished before its cutoff.
    */
   historyOldest: `SELECT f.rid AS rid, f.seq AS seq, f.tenant AS tenant, f.status AS status,
-      f.finished_at AS finished_at, j.key AS key
+      f.finished_at AS finished_at, j.key AS key, j.id AS id, j.tags AS tags
     FROM finished f LEFT JOIN jobs j ON j.seq = f.seq
     ORDER BY f.rid LIMIT ?`,
   jobDeleteBySeq: `DELETE FROM jobs WHERE seq = ?`,
@@ -352,6 +353,31 @@ export const SQL = {
       AND f.status IN (SELECT value FROM json_each(@statuses))
     ORDER BY f.due_at, f.id LIMIT @limit`,
 
+  /** The tag index (job_tags, see migrations.ts): one entry per tag of a job. */
+  tagInsert: `INSERT INTO job_tags (tenant, tag, job_id, seq) VALUES (?, ?, ?, ?)`,
+  tagDelete: `DELETE FROM job_tags WHERE tenant = ? AND tag = ? AND job_id = ?`,
+  /**
+   * A page of a tag: at most @limit entries of the primary key range (tenant, tag, job_id)
+   * after @afterId, each entry's job by its seq (rowid) with its claim and outcome. The
+   * caller filters by status and due time, so the page's cursor is the last entry read.
+   */
+  tagPage: `SELECT ${JOB_COLUMNS} FROM (
+      SELECT job_id, seq FROM job_tags
+      WHERE tenant = @tenant AND tag = @tag AND job_id > @afterId
+      ORDER BY job_id LIMIT @limit
+    ) t
+    CROSS JOIN jobs j ON j.seq = t.seq
+    LEFT JOIN claims c ON c.id = j.id
+    LEFT JOIN finished f ON f.due_at = j.due_at AND f.id = j.id
+    ORDER BY t.job_id`,
+  /** A tag's matching jobs, counted over its entries (the same joins as tagPage). */
+  tagCount: `SELECT count(*) AS n FROM job_tags t
+    CROSS JOIN jobs j ON j.seq = t.seq
+    LEFT JOIN claims c ON c.id = j.id
+    LEFT JOIN finished f ON f.due_at = j.due_at AND f.id = j.id
+    WHERE t.tenant = @tenant AND t.tag = @tag AND j.due_at >= @from AND j.due_at < @to
+      AND (@statuses IS NULL OR ${JOB_EXPRESSIONS.status} IN (SELECT value FROM json_each(@statuses)))`,
+
   ...SERIES_SQL,
   ...OPERATION_SQL,
 
@@ -382,6 +408,7 @@ export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
   "listPendingInBucket",
   "listClaimed",
   "listFinished",
+  "tagPage",
 ];
 
 /** The prepared statements of a store, by name. */
