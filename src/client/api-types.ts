@@ -545,7 +545,7 @@ export interface paths {
     };
     /**
      * Server-Sent Events stream of the tenant's job changes (see docs/dashboard.md)
-     * @description Frames: `event: hello` once, then `id: <n>` + `event: job` per change (data: a JobChange), `event: reset` when a Last-Event-ID gap cannot be replayed, and `: heartbeat` comments; ids count the tenant's own changes. A stream whose key is revoked gets `event: revoked` and ends (keys are re-checked every 2 s). The key may come as `?key=` for EventSource, which cannot set headers; a URL can end up in logs and history, so prefer the header.
+     * @description The durable change feed of /v1/changes, live: every transition of every job of the tenant, made by any node sharing the store, in feed order. Frames: `id: <cursor>` + `event: hello` once (data: tenant, now, cursor: where the stream starts), then `id: <cursor>` + `event: job` per change (data: the change with times in epoch ms), `event: reset` when the stream fell behind the feed's retention (reload the view), and `: heartbeat` comments. Each id is the change's feed cursor: reconnecting with `Last-Event-ID` (or `?after=`) resumes with no gap and no repeat while the feed keeps the changes (`changeRetentionMs`); an older cursor answers 410 as /v1/changes does. A stream whose key is revoked gets `event: revoked` and ends (keys are re-checked every 2 s). The key may come as `?key=` for EventSource, which cannot set headers; a URL can end up in logs and history, so prefer the header.
      */
     get: operations["events"];
     put?: never;
@@ -3382,9 +3382,12 @@ export interface operations {
   };
   events: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description A feed cursor to resume after (a change's `cursor`, a /v1/changes page's `next`); Last-Event-ID wins when both are given */
+        after?: string;
+      };
       header?: {
-        /** @description The last `id:` seen: the changes missed since are replayed */
+        /** @description The last `id:` seen (a feed cursor): the stream resumes after it */
         "Last-Event-ID"?: string;
       };
       path?: never;
@@ -3401,8 +3404,26 @@ export interface operations {
           "text/event-stream": string;
         };
       };
+      /** @description Invalid Last-Event-ID or after: not a cursor, or past the feed's head (the field says which) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
       /** @description Missing, malformed or revoked API key */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Changes after the cursor were removed by retention (`oldest` says where to resume) */
+      410: {
         headers: {
           [name: string]: unknown;
         };
@@ -3420,7 +3441,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The server has its most streams open (default 1,000); retry after `Retry-After` */
+      /** @description The server has its most streams open (default 1,000), or the feed cannot be read now; retry after `Retry-After` */
       503: {
         headers: {
           "Retry-After"?: number;

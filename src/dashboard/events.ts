@@ -1,15 +1,27 @@
 import type { ServerResponse } from "node:http";
-import type { JobChange, Scheduler } from "../api/scheduler.js";
-import { Described, InvalidOptionError } from "../core/errors.js";
+import type { Scheduler } from "../api/scheduler.js";
+import { compareChangePositions, parseChangeCursor, type StoredChange } from "../core/change.js";
+import {
+  ChangeCursorExpiredError,
+  Described,
+  DuetimeError,
+  InvalidJobError,
+  InvalidOptionError,
+} from "../core/errors.js";
+import { cursorExpired } from "../http/change-refusals.js";
 import { errorAnswer, type Answer } from "./answers.js";
-import { TenantEventLog, type NumberedChange } from "./event-log.js";
+import { FeedFollowers, type FeedFollower } from "./feed-followers.js";
 
 /** Options of the live stream. */
 export interface EventStreamOptions {
   /** Interval of the heartbeat comment that keeps proxies from closing an idle stream, in ms. Default 15000. */
   readonly heartbeatMs?: number;
-  /** Recent changes kept (all tenants together) for clients that reconnect with `Last-Event-ID`. Default 10000. */
-  readonly replay?: number;
+  /**
+   * How often open streams read the durable feed for changes this process did not make
+   * (other nodes on the same store), in ms. This node's own changes are read at once.
+   * Default 1000.
+   */
+  readonly pollMs?: number;
   /** Reconnect delay suggested to EventSource clients (the `retry:` field), in ms. Default 3000. */
   readonly retryMs?: number;
   /** Most streams open at once on this server; one more answers 503 with Retry-After. Default 1000. */
@@ -31,40 +43,43 @@ export interface EventStreamOptions {
  */
 export type StreamOwnersCheck = (owners: readonly string[]) => Promise<Iterable<string>>;
 
-interface Client {
-  readonly tenant: string;
+interface Client extends FeedFollower {
   /** Who opened it (the service: the API key's id), for the per-key cap and re-checks. */
   readonly owner: string;
-  readonly res: ServerResponse;
+  /** Null until `open` has found where the stream starts and the headers are sent. */
+  res: ServerResponse | null;
 }
 
 /** A client that has this much unsent data is too slow and is dropped (it may reconnect). */
 const MAX_BUFFERED_BYTES = 1 << 20;
 /** Retry-After of a refused stream, in s: streams are long-lived, a slot frees slowly. */
 const FULL_RETRY_AFTER_S = 5;
+const REVOKED = { reason: "the API key of this stream is no longer valid" };
+/** Changes read per page of the feed. */
+const PAGE = 500;
 
-/**
- * Fans the scheduler's `changed` feed out to Server-Sent Events clients, each seeing only
- * its own tenant's changes, numbered in its tenant's own sequence (the SSE `id`, see
- * TenantEventLog); the recent changes are kept so a client that reconnects with
- * `Last-Event-ID` misses nothing; when the gap is older than that, it is told to `reset`
- * (reload its view) instead. Streams are capped per key and in total (`admit`), and the keys
- * of open streams are checked again every `recheckMs`, so revoking a key ends its streams.
- *
- * The feed is this process's changes: with several service nodes on one database, a client
- * sees the changes made through the node it is connected to.
- */
 /** The content type of `GET /v1/events` (and of its HEAD answer). */
 export const EVENT_STREAM_TYPE = "text/event-stream; charset=utf-8";
 
+/**
+ * Streams the durable change feed (Scheduler.changes) to Server-Sent Events clients, each
+ * seeing only its own tenant's changes: every transition of every job, made by any node
+ * sharing the store, in feed order. Each event's `id` is its feed cursor, so a client that
+ * reconnects with `Last-Event-ID` (or `?after=`) gets exactly what it missed, no gap and no
+ * repeat, for as long as the feed keeps it (`changeRetentionMs`); a cursor older than that
+ * answers 410 as `GET /v1/changes` does, and a stream that falls behind retention gets
+ * `event: reset`. Streams are capped per key and in total (`admit`), and the keys of open
+ * streams are checked again every `recheckMs`, so revoking a key ends its streams.
+ */
 export class EventStream {
   private readonly clients = new Set<Client>();
   private readonly perOwner = new Map<string, number>();
-  private readonly log: TenantEventLog;
+  private readonly followers: FeedFollowers;
   private readonly heartbeat: NodeJS.Timeout;
+  private readonly poll: NodeJS.Timeout;
   private readonly recheck: NodeJS.Timeout | null;
   private checking = false;
-  private readonly listener = (c: JobChange) => this.publish(c);
+  private readonly listener = (c: { tenant: string }) => void this.followers.wake(c.tenant);
   private readonly opts: Required<EventStreamOptions>;
 
   constructor(
@@ -74,7 +89,7 @@ export class EventStream {
   ) {
     this.opts = Object.freeze({
       heartbeatMs: options.heartbeatMs ?? 15_000,
-      replay: options.replay ?? 10_000,
+      pollMs: options.pollMs ?? 1000,
       retryMs: options.retryMs ?? 3_000,
       maxStreams: options.maxStreams ?? 1000,
       maxStreamsPerKey: options.maxStreamsPerKey ?? 10,
@@ -85,25 +100,31 @@ export class EventStream {
         throw new InvalidOptionError(`events.${name}`, "a positive integer", value);
       }
     }
-    this.log = new TenantEventLog(this.opts.replay);
+    this.followers = new FeedFollowers(
+      (tenant, after, limit) => scheduler.changes({ tenant, after, limit }),
+      PAGE,
+    );
+    // This node's changes wake their tenant's streams at once; the poll finds the others'.
     scheduler.on("changed", this.listener);
     this.heartbeat = setInterval(() => this.beat(), this.opts.heartbeatMs);
     this.heartbeat.unref();
+    this.poll = setInterval(() => void this.followers.wakeAll(), this.opts.pollMs);
+    this.poll.unref();
     this.recheck = ownersValid
       ? setInterval(() => void this.checkOwners(), this.opts.recheckMs)
       : null;
     this.recheck?.unref();
   }
 
-  /** Number of connected clients. */
+  /** Number of connected clients (streams being opened included). */
   get size(): number {
     return this.clients.size;
   }
 
   /**
    * Null when one more stream of `owner` may open now, else the refusal to answer: 429 past
-   * the per-key cap, 503 past the server's. Call it right before `attach` (no await between:
-   * the count it checks is the one `attach` adds to).
+   * the per-key cap, 503 past the server's. Call it right before `open` (no await between:
+   * the count it checks is the one `open` adds to).
    */
   admit(owner: string): Answer | null {
     const mine = this.perOwner.get(owner) ?? 0;
@@ -127,45 +148,57 @@ export class EventStream {
   }
 
   /**
-   * Starts streaming to `res` (headers not yet sent) for `owner`, admitted by `admit`;
-   * resumes after `lastEventId` if given.
+   * Opens a stream of `owner` (admitted by `admit`; its slot is taken at once) for `tenant`,
+   * starting after the cursor `after` (from `Last-Event-ID` or `?after=`, named by `field`
+   * in errors) or at the feed's head. Resolves to the function that starts streaming to a
+   * response whose headers are not yet sent, or to the answer to send instead: 410 for a
+   * cursor older than what the feed keeps, 503 when the store cannot be read. A malformed
+   * cursor, or one past the feed's head, throws InvalidJobError (400).
    */
-  attach(
-    res: ServerResponse,
+  async open(
     tenant: string,
     owner: string,
-    lastEventId: string | undefined,
-  ): void {
-    res.writeHead(200, {
-      "content-type": EVENT_STREAM_TYPE,
-      "cache-control": "no-cache, no-transform",
-      connection: "keep-alive",
-      // nginx buffers responses by default, which would hold events back.
-      "x-accel-buffering": "no",
-    });
-    res.write(`retry: ${this.opts.retryMs}\n`);
-    res.write(
-      frame("hello", {
-        tenant,
-        now: this.scheduler.now(),
-        seq: this.log.latest(tenant),
-      }),
-    );
-    const client: Client = { tenant, owner, res };
-    this.clients.add(client);
-    this.perOwner.set(owner, (this.perOwner.get(owner) ?? 0) + 1);
-    res.on("close", () => this.drop(client));
-    if (lastEventId !== undefined) this.replayAfter(client, lastEventId);
+    after?: { cursor: string; field: string },
+  ): Promise<Answer | ((res: ServerResponse) => void)> {
+    const client = this.reserve(tenant, owner);
+    try {
+      client.cursor = after
+        ? await this.resumable(tenant, after.cursor, after.field)
+        : await this.scheduler.changesHead({ tenant });
+    } catch (err) {
+      this.drop(client);
+      if (err instanceof ChangeCursorExpiredError) {
+        const r = cursorExpired(err);
+        return { ...errorAnswer(r.status, r.code, r, r.extra), headers: r.headers };
+      }
+      if (err instanceof DuetimeError) throw err;
+      return full(503, "unavailable", {
+        field: "events",
+        expected: "a readable change feed",
+        received: new Described("the store could not be read"),
+        message: "the change feed cannot be read now: retry later",
+      });
+    }
+    return (res) => this.attach(client, res);
   }
 
   /** Ends every stream and stops listening (server shutdown). */
   close(): void {
     clearInterval(this.heartbeat);
+    clearInterval(this.poll);
     if (this.recheck) clearInterval(this.recheck);
     this.scheduler.off("changed", this.listener);
-    for (const c of this.clients) c.res.end();
+    for (const c of this.clients) {
+      c.res?.end();
+      this.followers.remove(c);
+    }
     this.clients.clear();
     this.perOwner.clear();
+  }
+
+  /** Reads the feed for every open stream now (what the `pollMs` timer runs). */
+  pollNow(): Promise<void> {
+    return this.followers.wakeAll();
   }
 
   /**
@@ -181,7 +214,7 @@ export class EventStream {
       let ended = 0;
       for (const c of this.clients) {
         if (valid.has(c.owner)) continue;
-        c.res.end(frame("revoked", { reason: "the API key of this stream is no longer valid" }));
+        c.res?.end(frame("revoked", REVOKED));
         this.drop(c);
         ended++;
       }
@@ -193,42 +226,87 @@ export class EventStream {
     }
   }
 
+  private reserve(tenant: string, owner: string): Client {
+    const client: Client = {
+      tenant,
+      owner,
+      cursor: "",
+      res: null,
+      ready: () => client.res !== null && !client.res.writableNeedDrain,
+      deliver: (change) => this.send(client, change),
+      expired: (err) => {
+        client.res?.write(
+          frame("reset", {
+            reason:
+              "changes were removed by retention before this stream read them; reload the view",
+            oldest: err.oldest,
+          }),
+        );
+      },
+    };
+    this.clients.add(client);
+    this.perOwner.set(owner, (this.perOwner.get(owner) ?? 0) + 1);
+    return client;
+  }
+
+  private attach(client: Client, res: ServerResponse): void {
+    res.writeHead(200, {
+      "content-type": EVENT_STREAM_TYPE,
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      // nginx buffers responses by default, which would hold events back.
+      "x-accel-buffering": "no",
+    });
+    res.write(`retry: ${this.opts.retryMs}\n`);
+    // The hello carries the start cursor as its id, so a reconnect resumes from here even
+    // if no change came meanwhile.
+    const hello = { tenant: client.tenant, now: this.scheduler.now(), cursor: client.cursor };
+    res.write(frame("hello", hello, client.cursor));
+    // Its key was revoked while the stream was being opened.
+    if (!this.clients.has(client)) {
+      res.end(frame("revoked", REVOKED));
+      return;
+    }
+    client.res = res;
+    res.on("close", () => this.drop(client));
+    res.on("drain", () => void this.followers.wake(client.tenant));
+    this.followers.add(client);
+  }
+
+  /** `text` as a cursor this tenant's stream may resume after, checked against the feed. */
+  private async resumable(tenant: string, text: string, field: string): Promise<string> {
+    const pos = parseChangeCursor(text, field);
+    const head = await this.scheduler.changesHead({ tenant });
+    // A cursor past the head would skip every change until the feed reached it.
+    if (compareChangePositions(pos, parseChangeCursor(head)) > 0) {
+      throw new InvalidJobError(field, `a cursor this feed gave (at most its head ${head})`, text);
+    }
+    // Throws ChangeCursorExpiredError when retention removed changes after it.
+    await this.scheduler.changes({ tenant, after: text, limit: 1 });
+    return text;
+  }
+
   private drop(c: Client): void {
     if (!this.clients.delete(c)) return;
+    this.followers.remove(c);
     const left = (this.perOwner.get(c.owner) ?? 1) - 1;
     if (left > 0) this.perOwner.set(c.owner, left);
     else this.perOwner.delete(c.owner);
   }
 
-  private publish(change: JobChange): void {
-    const n = this.log.append(change);
-    for (const c of this.clients) if (c.tenant === change.tenant) this.send(c, n);
-  }
-
-  private replayAfter(client: Client, lastEventId: string): void {
-    const missed = /^\d{1,15}$/.test(lastEventId)
-      ? this.log.after(client.tenant, Number(lastEventId))
-      : null;
-    // A gap older than what is kept (or an id from before a restart) cannot be filled.
-    if (missed === null) {
-      client.res.write(frame("reset", { reason: "missed changes; reload the view" }));
-      return;
-    }
-    for (const n of missed) this.send(client, n);
-  }
-
-  private send(c: Client, n: NumberedChange): void {
+  private send(c: Client, change: StoredChange): void {
+    if (!c.res) return;
     if (c.res.writableLength > MAX_BUFFERED_BYTES) {
       this.drop(c);
       c.res.end();
       return;
     }
-    c.res.write(frame("job", n.change, n.seq));
+    c.res.write(frame("job", change, change.cursor));
   }
 
   private beat(): void {
     const line = `: heartbeat ${this.scheduler.now()}\n\n`;
-    for (const c of this.clients) c.res.write(line);
+    for (const c of this.clients) c.res?.write(line);
   }
 }
 
@@ -237,6 +315,6 @@ function full(status: number, code: string, e: Parameters<typeof errorAnswer>[2]
   return { ...a, headers: { "retry-after": String(FULL_RETRY_AFTER_S) } };
 }
 
-function frame(event: string, data: unknown, id?: number): string {
+function frame(event: string, data: unknown, id?: string): string {
   return `${id === undefined ? "" : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }

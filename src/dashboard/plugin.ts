@@ -135,7 +135,7 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
   // The live stream. EventSource cannot set headers, so `?key=` is accepted too: it is
   // copied into the Authorization header for `authenticate` (see docs/dashboard.md for the
   // trade-off: a key in a URL can end up in access logs and browser history).
-  app.get<{ Querystring: { key?: string } }>("/v1/events", async (req, reply) => {
+  app.get<{ Querystring: { key?: string; after?: string } }>("/v1/events", async (req, reply) => {
     const key = req.query.key;
     if (req.headers.authorization === undefined && typeof key === "string" && key !== "") {
       req.headers.authorization = `Bearer ${key}`;
@@ -149,9 +149,24 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     // would never send its (bodiless) answer and hold the connection, so HEAD gets the
     // headers a stream would start with and ends.
     if (req.method === "HEAD") return reply.type(EVENT_STREAM_TYPE).send();
-    const last = req.headers["last-event-id"];
+    const opened = await stream.open(tenant, owner, resumeFrom(req));
+    if (typeof opened !== "function") return send(reply, opened);
     reply.hijack();
-    stream.attach(reply.raw, tenant, owner, typeof last === "string" ? last : undefined);
+    opened(reply.raw);
     return reply;
   });
 };
+
+/**
+ * Where a stream resumes: the `Last-Event-ID` header (what EventSource sends on reconnect)
+ * wins over `?after=` (a client resuming from a cursor it kept, e.g. a `/v1/changes` page's).
+ */
+function resumeFrom(
+  req: FastifyRequest<{ Querystring: { after?: unknown } }>,
+): { cursor: string; field: string } | undefined {
+  const last = req.headers["last-event-id"];
+  if (typeof last === "string") return { cursor: last, field: "last-event-id" };
+  const after = req.query.after;
+  if (after === undefined) return undefined;
+  return { cursor: typeof after === "string" ? after : String(after), field: "after" };
+}

@@ -190,26 +190,42 @@ export const DASHBOARD_PATHS: Record<string, unknown> = {
       operationId: "events",
       summary: "Server-Sent Events stream of the tenant's job changes (see docs/dashboard.md)",
       description:
-        "Frames: `event: hello` once, then `id: <n>` + `event: job` per change (data: a " +
-        "JobChange), `event: reset` when a Last-Event-ID gap cannot be replayed, and " +
-        "`: heartbeat` comments; ids count the tenant's own changes. A stream whose key is " +
-        "revoked gets `event: revoked` and ends (keys are re-checked every 2 s). The key may " +
-        "come as `?key=` for EventSource, which cannot set headers; a URL can end up in logs " +
-        "and history, so prefer the header.",
+        "The durable change feed of /v1/changes, live: every transition of every job of the " +
+        "tenant, made by any node sharing the store, in feed order. Frames: `id: <cursor>` + " +
+        "`event: hello` once (data: tenant, now, cursor: where the stream starts), then " +
+        "`id: <cursor>` + `event: job` per change (data: the change with times in epoch ms), " +
+        "`event: reset` when the stream fell behind the feed's retention (reload the view), " +
+        "and `: heartbeat` comments. Each id is the change's feed cursor: reconnecting with " +
+        "`Last-Event-ID` (or `?after=`) resumes with no gap and no repeat while the feed keeps " +
+        "the changes (`changeRetentionMs`); an older cursor answers 410 as /v1/changes does. " +
+        "A stream whose key is revoked gets `event: revoked` and ends (keys are re-checked " +
+        "every 2 s). The key may come as `?key=` for EventSource, which cannot set headers; a " +
+        "URL can end up in logs and history, so prefer the header.",
       security: [{ bearer: [] }, { keyQuery: [] }],
       parameters: [
         {
           name: "Last-Event-ID",
           in: "header",
-          description: "The last `id:` seen: the changes missed since are replayed",
+          description: "The last `id:` seen (a feed cursor): the stream resumes after it",
           schema: str,
         },
+        query(
+          "after",
+          "A feed cursor to resume after (a change's `cursor`, a /v1/changes page's `next`); " +
+            "Last-Event-ID wins when both are given",
+        ),
       ],
       responses: {
         "200": {
           description: "The stream (stays open)",
           content: { "text/event-stream": { schema: str } },
         },
+        "400": errorResponse(
+          "Invalid Last-Event-ID or after: not a cursor, or past the feed's head (the field says which)",
+        ),
+        "410": errorResponse(
+          "Changes after the cursor were removed by retention (`oldest` says where to resume)",
+        ),
         ...authErrors,
         "429": {
           description:
@@ -220,7 +236,8 @@ export const DASHBOARD_PATHS: Record<string, unknown> = {
         },
         "503": {
           description:
-            "The server has its most streams open (default 1,000); retry after `Retry-After`",
+            "The server has its most streams open (default 1,000), or the feed cannot be read " +
+            "now; retry after `Retry-After`",
           headers: { "Retry-After": { schema: int } },
           content: json(ref("ErrorBody")),
         },

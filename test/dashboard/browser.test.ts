@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { buildFrontEnd, HOUR, startDashboard, type Dashboard } from "./helpers.js";
+import { buildFrontEnd, HOUR, secondNode, startDashboard, type Dashboard } from "./helpers.js";
 
 // Browser globals used inside page.evaluate callbacks, which run in Chromium, not in Node.
 declare const document: {
@@ -25,7 +25,7 @@ describe("dashboard in a browser", () => {
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     web = await buildFrontEnd();
-    d = await startDashboard({ staticDir: web.dir });
+    d = await startDashboard({ staticDir: web.dir, events: { pollMs: 100 } });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
@@ -297,5 +297,33 @@ describe("dashboard in a browser", () => {
     expect(await overflow()).toBeLessThanOrEqual(0);
     await page.screenshot({ path: `${ARTIFACTS}phone-now.png`, fullPage: true });
     await page.context().close();
+  });
+
+  it("shows in the live view a job another node fired on the same store", async () => {
+    const page = await open();
+    await signIn(page, "key-acme", "#/now");
+    const other = secondNode(d);
+    try {
+      other.scheduler.handle("report", () => "sent");
+      const { job } = await other.scheduler.schedule({
+        tenant: "acme",
+        dueAt: d.clock.now() + 100,
+        target: "report",
+      });
+      other.scheduler.start();
+      await d.clock.advance(1_000);
+      await other.scheduler.idle();
+      expect((await d.scheduler.get(job.id))?.status).toBe("succeeded");
+      // This process fired nothing and saw no event: only the durable feed brings it.
+      const feed = page.locator(`#feed li[data-id="${job.id}"]`);
+      await feed.filter({ hasText: "succeeded" }).waitFor();
+      expect(
+        await feed.evaluateAll((lis) => lis.map((li) => li.getAttribute("data-kind"))),
+      ).toEqual(["succeeded", "claimed", "scheduled"]);
+      await page.screenshot({ path: `${ARTIFACTS}now-other-node.png`, fullPage: true });
+    } finally {
+      await other.close();
+      await page.context().close();
+    }
   });
 });

@@ -4,7 +4,10 @@ import type { Job } from "../../src/core/job.js";
 import { dashboardPlugin } from "../../src/dashboard/plugin.js";
 import type { EventStreamOptions } from "../../src/dashboard/events.js";
 import { securityHeaders } from "../../src/http/security-headers.js";
-import { makeHarness } from "../support/harness.js";
+import { join } from "node:path";
+import { Scheduler } from "../../src/api/scheduler.js";
+import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
+import { makeHarness, silentLogger } from "../support/harness.js";
 import { tempDir } from "../support/temp-dir.js";
 
 export const HOUR = 3_600_000;
@@ -163,3 +166,19 @@ export async function startDashboard(
 }
 
 export type Dashboard = Awaited<ReturnType<typeof startDashboard>>;
+
+/**
+ * A second Scheduler on the dashboard's SQLite file and clock: another node of the same
+ * store, whose changes the dashboard's process never sees as events (only in the feed).
+ */
+export function secondNode(d: Pick<Dashboard, "dir" | "clock">) {
+  const store = new SqliteStore({ path: join(d.dir, "jobs.db") });
+  const scheduler = new Scheduler({ store, clock: d.clock, logger: silentLogger });
+  return {
+    scheduler,
+    async close() {
+      await scheduler.stop({ timeoutMs: 1000 });
+      await store.close();
+    },
+  };
+}

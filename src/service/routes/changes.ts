@@ -3,7 +3,8 @@ import { changeView } from "../../api/change-feed.js";
 import type { Scheduler } from "../../api/scheduler.js";
 import { ChangeCursorExpiredError, InvalidJobError } from "../../core/errors.js";
 import { rejectUnknownFields, requireObject } from "../../core/validate.js";
-import { ApiError } from "../http-errors.js";
+import { cursorExpired } from "../../http/change-refusals.js";
+import { refused } from "../http-errors.js";
 
 /**
  * GET /v1/changes?after=&limit= for the request's tenant: one page of the durable change
@@ -29,21 +30,8 @@ export function changesRoutes(app: FastifyInstance, scheduler: Scheduler): void 
       });
       return { changes: page.changes.map(changeView), next: page.next };
     } catch (err) {
-      if (err instanceof ChangeCursorExpiredError) throw cursorExpired(err);
+      if (err instanceof ChangeCursorExpiredError) throw refused(cursorExpired(err));
       throw err;
     }
   });
-}
-
-/** 410: changes after the cursor were removed by retention; `oldest` is where to resume. */
-export function cursorExpired(err: ChangeCursorExpiredError): ApiError {
-  return new ApiError(
-    410,
-    "cursor-expired",
-    "after",
-    `a cursor of the changes still kept (read on after ${err.oldest}, reloading your view first)`,
-    err.cursor,
-    err.message,
-    { oldest: err.oldest },
-  );
 }

@@ -1,20 +1,31 @@
 import { apiKey } from "./api.js";
 
-/** One change of a job, as `GET /v1/events` sends it (event `job`). */
+/**
+ * One change of a job, as `GET /v1/events` sends it (event `job`): a row of the durable
+ * change feed, made by any node, with times in epoch ms.
+ */
 export interface JobChange {
+  cursor: string;
   kind:
     | "scheduled"
+    | "claimed"
+    | "succeeded"
+    | "failed"
+    | "deferred"
+    | "released"
+    | "requeued"
+    | "dead"
+    | "expired"
     | "cancelled"
     | "rescheduled"
     | "retried"
-    | "succeeded"
-    | "failed"
-    | "dead"
-    | "expired";
+    | "replaced";
   id: string;
   tenant: string;
   status: string;
   dueAt: number;
+  attempts: number;
+  error: string | null;
   at: number;
 }
 
@@ -24,8 +35,9 @@ type Listener = (c: JobChange) => void;
 
 /**
  * The live stream, read with fetch rather than EventSource so the API key travels in the
- * Authorization header and never in a URL. Reconnects with backoff and `Last-Event-ID`;
- * a `reset` from the server (changes were missed) tells the views to reload.
+ * Authorization header and never in a URL. Every event's id is its feed cursor, so a
+ * reconnect with `Last-Event-ID` misses nothing; a `reset` from the server, or a 410 (the
+ * cursor is older than the feed keeps), tells the views to reload.
  */
 export class LiveFeed {
   private readonly listeners = new Set<Listener>();
@@ -90,6 +102,12 @@ export class LiveFeed {
     };
     if (this.lastId !== null) headers["last-event-id"] = this.lastId;
     const res = await fetch("v1/events", { headers, signal: this.abort.signal });
+    if (res.status === 410) {
+      // Retention removed changes this view never saw: start again from the head.
+      this.lastId = null;
+      for (const f of this.resetListeners) f();
+      return;
+    }
     if (!res.ok || !res.body) throw new Error(`events: HTTP ${res.status}`);
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
@@ -119,11 +137,9 @@ export class LiveFeed {
       else if (field === "id") this.lastId = value;
       else if (field === "retry" && /^\d+$/.test(value)) this.retryMs = Number(value);
     }
-    if (event === "hello") {
-      // Resume from here on the next reconnect, even if no change arrives meanwhile.
-      if (this.lastId === null) this.lastId = String((JSON.parse(data) as { seq: number }).seq);
-      this.onState("live");
-    } else if (event === "reset") for (const f of this.resetListeners) f();
+    // The hello's id is the cursor the stream starts at, so a reconnect resumes from there.
+    if (event === "hello") this.onState("live");
+    else if (event === "reset") for (const f of this.resetListeners) f();
     else if (event === "job" && data !== "") {
       const change = JSON.parse(data) as JobChange;
       this.seen.push(change);

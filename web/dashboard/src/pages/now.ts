@@ -24,7 +24,7 @@ export const nowPage: Page = (ctx) => {
     h(
       "p",
       { class: "lede" },
-      `The last ${MINUTES} minutes of firing by this server, updated live.`,
+      `The last ${MINUTES} minutes of firing by this server, and the changes of every node as they happen.`,
     ),
     summary,
     status,
