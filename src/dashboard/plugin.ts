@@ -28,7 +28,7 @@ export interface DashboardOptions {
   readonly authenticate: (req: FastifyRequest) => Promise<AuthResult>;
   /** Folder of the built front end (index.html, assets/). Default: the one shipped in dist. */
   readonly staticDir?: string;
-  /** Live stream tuning (heartbeat, replay window, stream caps, re-check interval). */
+  /** Live stream tuning (heartbeat, feed poll interval, stream caps, re-check interval). */
   readonly events?: EventStreamOptions;
   /**
    * Who opened a stream on `/v1/events`, called after `authenticate`: counted against
