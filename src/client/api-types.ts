@@ -383,6 +383,58 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/operations": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The tenant's operations, newest first */
+    get: operations["listOperations"];
+    put?: never;
+    /** Start a bulk operation on the jobs matching a filter (see docs/managing-jobs.md) */
+    post: operations["startOperation"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/operations/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One operation and its progress */
+    get: operations["getOperation"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/operations/{id}/cancel": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Cancel a queued or running operation (the batch in flight finishes first) */
+    post: operations["cancelOperation"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/": {
     parameters: {
       query?: never;
@@ -1040,6 +1092,71 @@ export interface components {
     OccurrencePage: {
       timeZone: string;
       occurrences: components["schemas"]["Occurrence"][];
+    };
+    /** @description Which of the tenant's jobs: every field given must match. An empty filter is refused unless `all` is true. */
+    OperationFilter: {
+      tags?: string[];
+      target?: string;
+      status?:
+        | ("pending" | "claimed" | "succeeded" | "dead" | "cancelled" | "expired")
+        | ("pending" | "claimed" | "succeeded" | "dead" | "cancelled" | "expired")[];
+      /** @description Due at or after */
+      dueFrom?: string | number;
+      /** @description Due before */
+      dueTo?: string | number;
+      keyPrefix?: string;
+      /**
+       * @description Every job of the tenant
+       * @enum {boolean}
+       */
+      all?: true;
+    };
+    OperationInput: {
+      /** @enum {string} */
+      kind: "count" | "cancel" | "reschedule" | "retry" | "erase";
+      filter: components["schemas"]["OperationFilter"];
+      /** @description reschedule: the new due time; retry: default now */
+      dueAt?: string | number;
+      /** @description reschedule: move each job by this many ms */
+      shiftMs?: number;
+      /**
+       * @description count: the kind whose changes to count
+       * @enum {string}
+       */
+      of?: "cancel" | "reschedule" | "retry" | "erase";
+    };
+    Operation: {
+      id: string;
+      tenant: string;
+      /** @enum {string} */
+      kind: "count" | "cancel" | "reschedule" | "retry" | "erase";
+      filter: components["schemas"]["OperationFilter"];
+      /** Format: date-time */
+      dueAt?: string | null;
+      shiftMs?: number | null;
+      of?: string | null;
+      /** @enum {string} */
+      state: "queued" | "running" | "done" | "cancelled" | "failed";
+      /** @description Jobs read so far */
+      scanned: number;
+      /** @description Jobs changed (count: that would change) */
+      changed: number;
+      /** @description Matching jobs left as they were */
+      skipped: number;
+      error?: string | null;
+      /** Format: date-time */
+      createdAt?: string;
+      /** Format: date-time */
+      updatedAt?: string;
+      /** Format: date-time */
+      finishedAt?: string | null;
+    };
+    OperationEnvelope: {
+      operation: components["schemas"]["Operation"];
+    };
+    OperationPage: {
+      operations: components["schemas"]["Operation"][];
+      nextCursor: string | null;
     };
     DashboardOutcome: {
       /** @enum {string} */
@@ -2778,6 +2895,221 @@ export interface operations {
       };
     };
   };
+  listOperations: {
+    parameters: {
+      query?: {
+        state?: "queued" | "running" | "done" | "cancelled" | "failed";
+        cursor?: string;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OperationPage"];
+        };
+      };
+      /** @description Invalid query */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  startOperation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["OperationInput"];
+      };
+    };
+    responses: {
+      /** @description A count done at once */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OperationEnvelope"];
+        };
+      };
+      /** @description Queued: poll GET /v1/operations/{id} for progress */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OperationEnvelope"];
+        };
+      };
+      /** @description Invalid kind, filter or parameter (the error names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  getOperation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Operation id. Another tenant's operation answers 404 like a missing one. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The operation */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OperationEnvelope"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such operation of your tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  cancelOperation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Operation id. Another tenant's operation answers 404 like a missing one. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The operation: cancelled, or as it was if it had ended */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OperationEnvelope"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such operation of your tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
   dashboardPage: {
     parameters: {
       query?: never;
@@ -3485,6 +3817,10 @@ export const OPERATIONS = {
   ready: { method: "GET", path: "/readyz" },
   metrics: { method: "GET", path: "/metrics" },
   openapi: { method: "GET", path: "/openapi.json" },
+  listOperations: { method: "GET", path: "/v1/operations" },
+  startOperation: { method: "POST", path: "/v1/operations" },
+  getOperation: { method: "GET", path: "/v1/operations/{id}" },
+  cancelOperation: { method: "POST", path: "/v1/operations/{id}/cancel" },
   dashboardPage: { method: "GET", path: "/" },
   dashboardAsset: { method: "GET", path: "/assets/{name}" },
   dashboardFuture: { method: "GET", path: "/v1/dashboard/future" },

@@ -2,6 +2,7 @@ import { DASHBOARD_PATHS, DASHBOARD_SCHEMAS } from "./openapi-dashboard.js";
 import { authErrors, errorResponse, etagHeader, json, ref, SCHEMAS } from "./openapi-schemas.js";
 import { jobOperationPaths } from "./openapi-job-ops.js";
 import { SCHEDULE_PATHS, SCHEDULE_SCHEMAS } from "./openapi-schedules.js";
+import { OPERATION_SCHEMAS, operationPaths } from "./openapi-operations.js";
 import { MAX_BATCH } from "./routes/jobs.js";
 
 /**
@@ -251,6 +252,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
           responses: { "200": { description: "OpenAPI 3.1", content: json({ type: "object" }) } },
         },
       },
+      ...operationPaths(),
       ...DASHBOARD_PATHS,
     },
     webhooks: {
@@ -296,7 +298,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
           description: "The API key as `?key=`, on GET /v1/events only (for EventSource)",
         },
       },
-      schemas: { ...SCHEMAS, ...SCHEDULE_SCHEMAS, ...DASHBOARD_SCHEMAS },
+      schemas: { ...SCHEMAS, ...SCHEDULE_SCHEMAS, ...OPERATION_SCHEMAS, ...DASHBOARD_SCHEMAS },
     },
   };
 }

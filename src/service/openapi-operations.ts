@@ -1,0 +1,163 @@
+import { JOB_STATUSES } from "../core/job.js";
+import { OPERATION_KIND_NAMES, OPERATION_STATES } from "../core/operation.js";
+import { authErrors, errorResponse, json, ref } from "./openapi-schemas.js";
+
+/** The bulk operation routes and schemas of the OpenAPI document (see openapi.ts). */
+
+const opId = {
+  name: "id",
+  in: "path",
+  required: true,
+  description: "Operation id. Another tenant's operation answers 404 like a missing one.",
+  schema: { type: "string" },
+};
+const notFound = errorResponse("No such operation of your tenant");
+const time = {
+  oneOf: [
+    { type: "string", description: "ISO time, or text such as 'in 2 hours'" },
+    { type: "integer", description: "epoch ms" },
+  ],
+};
+const kinds = [...OPERATION_KIND_NAMES];
+
+export const OPERATION_SCHEMAS = {
+  OperationFilter: {
+    type: "object",
+    additionalProperties: false,
+    description:
+      "Which of the tenant's jobs: every field given must match. An empty filter is refused unless `all` is true.",
+    properties: {
+      tags: { type: "array", items: { type: "string", maxLength: 64 }, minItems: 1, maxItems: 16 },
+      target: { type: "string", maxLength: 2048 },
+      status: {
+        oneOf: [
+          { type: "string", enum: [...JOB_STATUSES] },
+          { type: "array", items: { type: "string", enum: [...JOB_STATUSES] }, minItems: 1 },
+        ],
+      },
+      dueFrom: { ...time, description: "Due at or after" },
+      dueTo: { ...time, description: "Due before" },
+      keyPrefix: { type: "string", maxLength: 256 },
+      all: { type: "boolean", enum: [true], description: "Every job of the tenant" },
+    },
+  },
+  OperationInput: {
+    type: "object",
+    additionalProperties: false,
+    required: ["kind", "filter"],
+    properties: {
+      kind: { type: "string", enum: kinds },
+      filter: ref("OperationFilter"),
+      dueAt: { ...time, description: "reschedule: the new due time; retry: default now" },
+      shiftMs: { type: "integer", description: "reschedule: move each job by this many ms" },
+      of: {
+        type: "string",
+        enum: kinds.filter((k) => k !== "count"),
+        description: "count: the kind whose changes to count",
+      },
+    },
+  },
+  Operation: {
+    type: "object",
+    required: ["id", "tenant", "kind", "filter", "state", "scanned", "changed", "skipped"],
+    properties: {
+      id: { type: "string" },
+      tenant: { type: "string" },
+      kind: { type: "string", enum: kinds },
+      filter: ref("OperationFilter"),
+      dueAt: { type: ["string", "null"], format: "date-time" },
+      shiftMs: { type: ["integer", "null"] },
+      of: { type: ["string", "null"] },
+      state: { type: "string", enum: [...OPERATION_STATES] },
+      scanned: { type: "integer", description: "Jobs read so far" },
+      changed: { type: "integer", description: "Jobs changed (count: that would change)" },
+      skipped: { type: "integer", description: "Matching jobs left as they were" },
+      error: { type: ["string", "null"] },
+      createdAt: { type: "string", format: "date-time" },
+      updatedAt: { type: "string", format: "date-time" },
+      finishedAt: { type: ["string", "null"], format: "date-time" },
+    },
+  },
+  OperationEnvelope: {
+    type: "object",
+    required: ["operation"],
+    properties: { operation: ref("Operation") },
+  },
+  OperationPage: {
+    type: "object",
+    required: ["operations", "nextCursor"],
+    properties: {
+      operations: { type: "array", items: ref("Operation") },
+      nextCursor: { type: ["string", "null"] },
+    },
+  },
+};
+
+export function operationPaths(): Record<string, unknown> {
+  return {
+    "/v1/operations": {
+      post: {
+        operationId: "startOperation",
+        summary: "Start a bulk operation on the jobs matching a filter (see docs/managing-jobs.md)",
+        requestBody: { required: true, content: json(ref("OperationInput")) },
+        responses: {
+          "202": {
+            description: "Queued: poll GET /v1/operations/{id} for progress",
+            content: json(ref("OperationEnvelope")),
+          },
+          "200": {
+            description: "A count done at once",
+            content: json(ref("OperationEnvelope")),
+          },
+          "400": errorResponse("Invalid kind, filter or parameter (the error names the field)"),
+          ...authErrors,
+        },
+      },
+      get: {
+        operationId: "listOperations",
+        summary: "The tenant's operations, newest first",
+        parameters: [
+          {
+            name: "state",
+            in: "query",
+            schema: { type: "string", enum: [...OPERATION_STATES] },
+          },
+          { name: "cursor", in: "query", schema: { type: "string" } },
+          { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 1000 } },
+        ],
+        responses: {
+          "200": { description: "A page", content: json(ref("OperationPage")) },
+          "400": errorResponse("Invalid query"),
+          ...authErrors,
+        },
+      },
+    },
+    "/v1/operations/{id}": {
+      get: {
+        operationId: "getOperation",
+        summary: "One operation and its progress",
+        parameters: [opId],
+        responses: {
+          "200": { description: "The operation", content: json(ref("OperationEnvelope")) },
+          "404": notFound,
+          ...authErrors,
+        },
+      },
+    },
+    "/v1/operations/{id}/cancel": {
+      post: {
+        operationId: "cancelOperation",
+        summary: "Cancel a queued or running operation (the batch in flight finishes first)",
+        parameters: [opId],
+        responses: {
+          "200": {
+            description: "The operation: cancelled, or as it was if it had ended",
+            content: json(ref("OperationEnvelope")),
+          },
+          "404": notFound,
+          ...authErrors,
+        },
+      },
+    },
+  };
+}
