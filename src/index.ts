@@ -72,6 +72,19 @@ export {
 } from "./core/job.js";
 export { ManualClock, systemClock } from "./core/clock.js";
 export { CHANGE_KINDS } from "./core/change.js";
+export {
+  ON_RESUME_POLICIES,
+  PAUSE_STATES,
+  PauseNotFoundError,
+  parsePauseInput,
+  type OnResume,
+  type Pause,
+  type PauseInput,
+  type PauseScope,
+  type PauseState,
+} from "./core/pause.js";
+export type { PauseCallOptions } from "./api/pauses.js";
+export type { PauseStore } from "./store/pause-store.js";
 export type { ChangeKind, ChangePosition, ChangesPage, StoredChange } from "./core/change.js";
 export type { Clock, ManualClockOptions, TimerHandle } from "./core/clock.js";
 export type { BucketGranularity } from "./core/buckets.js";

@@ -67,6 +67,8 @@ export interface SchedulerStats {
   /** Pending jobs per bucket, overdue buckets included, up to `buckets` ahead of now. */
   readonly buckets: BucketCount[];
   readonly bucketWidthMs: number;
+  /** Pauses (issue 13 §4): jobs held now (counted as pending too) and pauses active now. */
+  readonly paused: { readonly jobs: number; readonly activePauses: number };
   /** Lateness of jobs fired by this process since it started. */
   readonly lateness: LatenessSummary;
   /** Jobs claimed by this process and not yet settled. */

@@ -67,6 +67,8 @@ import type {
 } from "./scheduler-types.js";
 import { readChangesPage, type ChangesQuery } from "./change-feed.js";
 import type { ChangesPage } from "../core/change.js";
+import type { Pause, PauseInput, PauseState } from "../core/pause.js";
+import { PauseOperations, type PauseCallOptions } from "./pauses.js";
 
 export type { JobChange, SchedulerEvents } from "./scheduler-events.js";
 export type { ChangesQuery } from "./change-feed.js";
@@ -125,6 +127,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private readonly events: OutcomeEvents;
   private readonly series: SeriesOperations;
   private readonly operations: BulkOperations;
+  private readonly pauses: PauseOperations;
 
   constructor(options: SchedulerOptions) {
     super();
@@ -161,6 +164,14 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       batchSize: o.operationBatchSize,
       wake: () => this.engine.operations.wake(),
     });
+    this.pauses = new PauseOperations({
+      store: this.store,
+      clock: this.clock,
+      newId: this.newId,
+      defaultTenant: o.defaultTenant,
+      work: () => this.engine.pauseWork(),
+      handBack: (covered) => this.engine.handBack(covered),
+    });
   }
 
   /**
@@ -193,6 +204,29 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
    */
   runOperation(id: string, onProgress?: (op: Operation) => void): Promise<Operation> {
     return this.operations.runToEnd(id, onProgress === undefined ? {} : { onProgress });
+  }
+
+  /**
+   * Pauses a tenant's jobs ({ scope: { tenant: true } | { target } | { tag }, onResume }):
+   * they are held (never claimed) until `resume`; see PauseOperations.pause.
+   */
+  pause(input: PauseInput, opts: PauseCallOptions = {}): Promise<Pause> {
+    return this.pauses.pause(input, opts);
+  }
+
+  /** Resumes a pause; its held jobs go back by its onResume policy (PauseOperations.resume). */
+  resume(id: string, opts: PauseCallOptions = {}): Promise<Pause> {
+    return this.pauses.resume(id, opts);
+  }
+
+  /** One pause, or null. With `tenant`, another tenant's pause is null too. */
+  getPause(id: string, opts: PauseCallOptions = {}): Promise<Pause | null> {
+    return this.pauses.get(id, opts);
+  }
+
+  /** Pauses in creation order; by default the active and resuming ones. */
+  listPauses(opts: { tenant?: string; states?: readonly PauseState[] } = {}): Promise<Pause[]> {
+    return this.pauses.list(opts);
   }
 
   /**
@@ -535,13 +569,16 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     // Overdue buckets still holding work are included: they are the catch-up backlog.
     const to = bucketOf(this.clock.now(), width) + width * (opts.buckets ?? 48);
     const tenant = opts.tenant === undefined ? {} : { tenant: opts.tenant };
-    const [counts, buckets] = await Promise.all([
+    const [counts, buckets, pausedJobs, pauses] = await Promise.all([
       this.store.jobsCountByStatus(tenant),
       this.store.bucketsCounts({ from: 0, to, ...tenant }),
+      this.pauses.pausedJobs(tenant),
+      this.store.pauses ? this.pauses.list({ ...tenant, states: ["active"] }) : [],
     ]);
     return {
       counts,
       buckets,
+      paused: { jobs: pausedJobs, activePauses: pauses.length },
       bucketWidthMs: width,
       lateness: this.lateness.summary(),
       inFlight: this.engine.inFlight,

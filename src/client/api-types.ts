@@ -795,7 +795,9 @@ export interface components {
         | "cancelled"
         | "rescheduled"
         | "retried"
-        | "replaced";
+        | "replaced"
+        | "paused"
+        | "resumed";
       id: string;
       /**
        * @description The job's state after the change

@@ -27,7 +27,11 @@ export type ChangeKind =
   /** A dead job put back to pending. */
   | "retried"
   /** A pending job's definition replaced by a schedule with the same key. */
-  | "replaced";
+  | "replaced"
+  /** A pending job held by a pause (src/core/pause.ts): still pending, never claimed while held. */
+  | "paused"
+  /** A held job given back by its pause's resume: pending at its due time (shifted by `shift`). */
+  | "resumed";
 
 export const CHANGE_KINDS: readonly ChangeKind[] = Object.freeze([
   "scheduled",
@@ -43,6 +47,8 @@ export const CHANGE_KINDS: readonly ChangeKind[] = Object.freeze([
   "rescheduled",
   "retried",
   "replaced",
+  "paused",
+  "resumed",
 ]);
 
 /** One row of the change feed. */

@@ -221,6 +221,11 @@ export interface Job {
    * printable characters without spaces, in the order given; empty when none.
    */
   readonly tags: readonly string[];
+  /**
+   * The pause holding this pending job (src/core/pause.ts), or null. A held job is not in the
+   * due-time index: it is never claimed until its pause is resumed.
+   */
+  readonly pausedBy: string | null;
 }
 
 /**
@@ -319,5 +324,6 @@ export function newPendingJob(j: NewJob, bucket: number, shard: number, now: num
     scheduleId: j.scheduleId ?? null,
     nominal: j.nominal ?? null,
     tags: j.tags ?? NO_TAGS,
+    pausedBy: null,
   };
 }

@@ -14,6 +14,7 @@ import { LeaseSweeper } from "./lease-sweeper.js";
 import { OperationRunner } from "./operation-runner.js";
 import type { Logger } from "./logger.js";
 import type { ResolvedOptions } from "./options.js";
+import { PauseKeeper } from "./pause-keeper.js";
 import { Retention } from "./retention.js";
 import { Settler } from "./settler.js";
 import { Watcher } from "./watcher.js";
@@ -62,6 +63,8 @@ export class Engine {
   private readonly retention: Retention;
   /** Runs bulk operations' batches (operation-runner.ts); the Scheduler wakes it. */
   readonly operations: OperationRunner;
+  /** Pause work in bounded batches, when the store has pauses. */
+  private readonly pauseKeeper: PauseKeeper | null;
   /** Held jobs per tenant, for the claims' fair share. */
   private readonly heldTenants = new HeldTenants();
   /**
@@ -175,6 +178,16 @@ export class Engine {
       loops: this.loops,
       ...(deps.onOperationProgress === undefined ? {} : { onProgress: deps.onOperationProgress }),
     });
+    this.pauseKeeper = this.store.pauses
+      ? new PauseKeeper({
+          pauses: this.store.pauses,
+          clock: this.clock,
+          logger: this.logger,
+          intervalMs: o.pauseWorkIntervalMs,
+          onReleased: () => this.watcher.wake(),
+          loops: this.loops,
+        })
+      : null;
     this.clockJumps = new ClockJumpDetector({
       clock: this.clock,
       logger: this.logger,
@@ -264,6 +277,7 @@ export class Engine {
     this.sweeper.start();
     this.retention.start();
     this.operations.start();
+    this.pauseKeeper?.start();
     this.clockJumps.start();
     this.clockSkew?.start();
   }
@@ -307,6 +321,7 @@ export class Engine {
         this.sweeper.stop(),
         this.retention.stop(),
         this.operations.stop(),
+        this.pauseKeeper?.stop(),
         this.clockJumps.stop(),
         this.clockSkew?.stop(),
       ]),
@@ -386,6 +401,24 @@ export class Engine {
   /** Runs the change feed's retention now; resolves to the number of changes removed. */
   purgeChanges(): Promise<number> {
     return this.retention.purgeChanges();
+  }
+
+  /**
+   * Runs the pause work now (PauseKeeper): in a pass of the started keeper, else one pass
+   * here. Resolves when it has run; its failure is the keeper's to log and retry.
+   */
+  async pauseWork(): Promise<void> {
+    if (!this.pauseKeeper) return;
+    if (this.started) return this.pauseKeeper.runNow();
+    await this.pauseKeeper.runOnce();
+  }
+
+  /**
+   * Hands back the claims waiting in the timing wheel that `covered` picks (a pause made
+   * here covers them): pending again, the attempt not counted, and then held by the claim.
+   */
+  async handBack(covered: (job: Job) => boolean): Promise<void> {
+    await this.release(this.wheel.take(covered));
   }
 
   /** Resolves when nothing claimed by this process is still waiting or running. */

@@ -112,6 +112,11 @@ export interface SchedulerOptions {
    * node; a start on this node runs at once. Default 5000.
    */
   readonly operationIdleMs?: number;
+  /**
+   * How often the pause keeper looks for pause work made by another process sharing the
+   * store (this node's own pause and resume wake it at once), in ms. Default 5000.
+   */
+  readonly pauseWorkIntervalMs?: number;
   /** Largest payload, in bytes of JSON. Default 65536. */
   readonly maxPayloadBytes?: number;
   /** How far in the past a due time may be when scheduling, or null for any. Default null. */
@@ -237,6 +242,7 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
     retentionIntervalMs: int(o.retentionIntervalMs, "retentionIntervalMs", 300_000, 10, 86_400_000),
     operationBatchSize: int(o.operationBatchSize, "operationBatchSize", 2000, 1, 100_000),
     operationIdleMs: int(o.operationIdleMs, "operationIdleMs", 5000, 10, 3_600_000),
+    pauseWorkIntervalMs: int(o.pauseWorkIntervalMs, "pauseWorkIntervalMs", 5000, 10, 3_600_000),
     maxPayloadBytes: int(o.maxPayloadBytes, "maxPayloadBytes", 65_536, 2, 16 * 1024 * 1024),
     maxPastMs:
       o.maxPastMs === undefined || o.maxPastMs === null

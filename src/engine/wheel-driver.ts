@@ -43,6 +43,17 @@ export class WheelDriver {
     this.arm();
   }
 
+  /** Removes the held jobs `pick` chooses (the rest keep waiting); returns them. */
+  take(pick: (job: Job) => boolean): Job[] {
+    if (this.wheel.size === 0) return [];
+    const held = this.drain();
+    const taken: Job[] = [];
+    const kept: Job[] = [];
+    for (const j of held) (pick(j) ? taken : kept).push(j);
+    this.add(kept);
+    return taken;
+  }
+
   /** Removes every held job (stopping), in due order. */
   drain(): Job[] {
     this.disarm();

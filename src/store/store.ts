@@ -5,6 +5,7 @@ import type { Logger } from "../core/logger.js";
 import type { LoopGroup } from "../core/loop.js";
 import type { Operation, OperationState, OperationStepResult } from "../core/operation.js";
 import type { Schedule, ScheduleState } from "../core/series.js";
+import type { PauseStore } from "./pause-store.js";
 
 /**
  * The store contract: scheduler operations, not SQL. Every store (SQLite, PostgreSQL)
@@ -260,6 +261,12 @@ export interface Store {
    * engine's clock and logger; without it, the system clock and the store's own reporting.
    */
   onEarlierDue?(listener: (dueAt: number) => void, loop?: EarlierDueLoop): () => void;
+
+  /**
+   * Optional: pauses by tenant, target or tag (issue 13 §4, pause-store.ts), whose jobs are
+   * held out of the due-time index while paused. Declared by the stores that implement it.
+   */
+  readonly pauses?: PauseStore;
 }
 
 export interface OperationsListParams {
@@ -312,7 +319,8 @@ export interface EarlierDueLoop {
 }
 
 /** The optional members of `Store`. */
-export type StoreCapability = "nodeStart" | "clockRead" | "storageProbe" | "onEarlierDue";
+export type StoreCapability =
+  "nodeStart" | "clockRead" | "storageProbe" | "onEarlierDue" | "pauses";
 
 /** Every optional member, declared supported (true) or not, by each store. */
 export type StoreCapabilities = Readonly<Record<StoreCapability, boolean>>;

@@ -7,6 +7,7 @@ import { describeCapabilityContract } from "./capability-contract.js";
 import { describeFeedContract } from "./feed-contract.js";
 import { describeKeyModeContract } from "./key-mode-contract.js";
 import { describeOperationContract } from "./operation-contract.js";
+import { describePauseContract } from "./pause-contract.js";
 import { describePlacementContract } from "./placement-contract.js";
 import { describeSeriesContract } from "./series-contract.js";
 import { describeTagContract } from "./tag-contract.js";
@@ -767,4 +768,5 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
   describeSeriesContract(name, makeStore);
   describeOperationContract(name, makeStore);
   describeTagContract(name, makeStore);
+  describePauseContract(name, makeStore);
 }

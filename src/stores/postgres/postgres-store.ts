@@ -94,6 +94,8 @@ export class PostgresStore implements Store {
     clockRead: true,
     storageProbe: true,
     onEarlierDue: true,
+    // Pauses (issue 13 §4) are SQLite's only so far.
+    pauses: false,
   });
   readonly bucketWidthMs: number;
   readonly historyWidthMs: number;

@@ -64,6 +64,7 @@ export function rowToJob(r: JobRow): Job {
     scheduleId: r.schedule_id,
     nominal: r.nominal,
     tags: tagsFromColumn(r.tags),
+    pausedBy: null,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Job } from "../../core/job.js";
 import type { CancelResult, RescheduleParams, RescheduleResult } from "../../store/store.js";
 import type { SqliteContext } from "./context.js";
+import { releaseFinished } from "./held.js";
 import { CounterDeltas, rowToJob, type JobTuple, type StoredJob } from "./rows.js";
 
 /**
@@ -45,6 +46,7 @@ export function cancelPending(
     now,
   });
   ctx.s.hotDelete.run({ seq: current.seq, dueAt: job.dueAt });
+  releaseFinished(ctx, current.seq);
   deltas.move(job.tenant, "pending", "cancelled", job.bucket, job.bucket);
   ctx.record(
     {

@@ -2,6 +2,7 @@ import type { Job } from "../../core/job.js";
 import { bucketOf } from "../../core/buckets.js";
 import { BatchShare, claimNeedsShare, rotateTenants, type ClaimParams } from "../../store/store.js";
 import type { SqliteContext } from "./context.js";
+import { holdCovered } from "./held.js";
 import { advanceClaimed } from "./series.js";
 import { asClaimed, CounterDeltas, rowSeq, rowToJob, type JobTuple } from "./rows.js";
 
@@ -16,12 +17,13 @@ type Entry = [number, number];
  * among the tenants with work in the due buckets (BatchShare), each tenant's part read from
  * its own prefix of `hot_tenant (tenant, due_at, seq)`: a tenant with a large due backlog
  * costs that prefix's read, never a read past its backlog to reach a neighbour's due job.
- * `cursor` carries the rotation across claims (the last tenant served).
+ * `cursor` carries the rotation across claims (the last tenant served). A job an active pause
+ * covers is held instead (holdCovered), whichever node claims.
  */
 export function claimDue(ctx: SqliteContext, params: ClaimParams, cursor: TenantCursor): Job[] {
   if (params.shards !== undefined && params.shards.length === 0) return [];
   const shards = ctx.shardsFilter(params.shards);
-  const rows = claimNeedsShare(params)
+  const due = claimNeedsShare(params)
     ? takeShared(ctx, params, cursor, shards)
     : takeDue(ctx, params.limit, (want) =>
         shards === null
@@ -39,6 +41,8 @@ export function claimDue(ctx: SqliteContext, params: ClaimParams, cursor: Tenant
               drop: (entries) => dropEach(ctx, entries),
             },
       );
+  // Jobs an active pause covers that were in hot before it was made are held, not claimed.
+  const rows = holdCovered(ctx, due, params.now);
   if (rows.length === 0) return [];
   const lease = { owner: params.owner, leaseUntil: params.now + params.leaseMs, now: params.now };
   ctx.s.claimInsert.run({ seqs: JSON.stringify(rows.map(rowSeq)), ...lease });

@@ -105,9 +105,11 @@ export class SqliteContext {
 
   /**
    * A job that became pending (again) goes into the hot index when its bucket is staged or
-   * being staged; otherwise staging will find it through jobs_bucket.
+   * being staged; otherwise staging will find it through jobs_bucket. A job a pause holds
+   * stays out (pauses.ts gives it back on resume).
    */
   placeInHot(r: { seq: number; bucket: number; due_at: number; tenant: string }): void {
+    if (this.s.heldGet.get(r.seq) !== undefined) return;
     if (this.isStaged(r.bucket)) this.s.hotInsert.run(r.due_at, r.seq, r.tenant);
   }
 

@@ -4,6 +4,8 @@ import type { InsertResult } from "../../store/store.js";
 import { tagsColumn } from "../../core/tags.js";
 import type { SqliteContext } from "./context.js";
 import { tagsAdd, tagsDrop } from "./tags.js";
+import { pauseCovering } from "../../core/pause.js";
+import { activePauses, holdJobs } from "./held.js";
 import { CounterDeltas, rowSeq, rowToJob, type JobTuple } from "./rows.js";
 
 /**
@@ -11,7 +13,8 @@ import { CounterDeltas, rowSeq, rowToJob, type JobTuple } from "./rows.js";
  * step). A key held by a live job answers by the job's keyMode (see Store.jobsInsert); a key
  * held by an earlier job of the same call returns that job; a key whose holder has finished
  * passes to the new job. Each job is placed here, in the bucket of its due time and the shard of its
- * id; jobs whose bucket is staged (or being staged) go straight into the hot index too.
+ * id; jobs whose bucket is staged (or being staged) go straight into the hot index too. A
+ * job an active pause covers is stored held (pauses.ts): out of the hot index.
  */
 export function insertJobs(
   ctx: SqliteContext,
@@ -22,6 +25,11 @@ export function insertJobs(
   const staged = new Map<number, boolean>();
   const byKey = new Map<string, Job>();
   const results: InsertResult[] = [];
+  const pauses = activePauses(ctx);
+  const toHold = new Map<
+    string,
+    { seq: number; id: string; tenant: string; dueAt: number; attempts: number }[]
+  >();
   for (const j of jobs) {
     if (j.key !== null) {
       const k = `${j.tenant}\u0000${j.key}`;
@@ -67,10 +75,12 @@ export function insertJobs(
       isStaged = ctx.isStaged(bucket);
       staged.set(bucket, isStaged);
     }
-    if (isStaged) ctx.s.hotInsert.run(j.dueAt, seq, j.tenant);
+    const pause = pauses.length > 0 ? pauseCovering(pauses, j) : undefined;
+    if (isStaged && !pause) ctx.s.hotInsert.run(j.dueAt, seq, j.tenant);
     deltas.pending(bucket, j.tenant, 1);
     deltas.status(j.tenant, "pending", 1);
-    const job = newPendingJob(j, bucket, shard, now);
+    const created = newPendingJob(j, bucket, shard, now);
+    const job = pause ? { ...created, pausedBy: pause.id } : created;
     ctx.record(
       {
         tenant: j.tenant,
@@ -82,9 +92,14 @@ export function insertJobs(
       },
       now,
     );
+    if (pause) {
+      const held = { seq, id: j.id, tenant: j.tenant, dueAt: j.dueAt, attempts: 0 };
+      toHold.set(pause.id, [...(toHold.get(pause.id) ?? []), held]);
+    }
     if (j.key !== null) byKey.set(`${j.tenant}\u0000${j.key}`, job);
     results.push({ job, created: true, outcome: "created" });
   }
+  holdJobs(ctx, toHold, now);
   ctx.flush(deltas);
   return results;
 }

@@ -32,6 +32,9 @@
  *    `status_counts` does the same per status.
  *  - `bucket_staging` records which buckets have been copied into `hot` (and how far).
  *  - `changes` (version 5) is the change feed: a row per transition, in commit order.
+ *  - `pauses` and `held` (version 9): a pause record per pause, and a row per job a pause
+ *    holds (keyed by the job's seq). A held job stays pending but is kept out of `hot`, so
+ *    no claim reads it (src/stores/sqlite/pauses.ts).
  * Since version 4 a jobs row carries `trace_context`, the traceparent of the span that
  * scheduled it (NULL when no OpenTelemetry SDK recorded one).
  * Since version 8 a jobs row carries `tags` (a JSON array, NULL when none) and `job_tags`
@@ -295,5 +298,31 @@ export const MIGRATIONS: readonly string[] = [
     seq    INTEGER NOT NULL,
     PRIMARY KEY (tenant, tag, job_id)
   ) WITHOUT ROWID;
+  `,
+  // Version 9: pauses (src/core/pause.ts, pauses.ts). `held` is keyed by the job's seq, so
+  // "is this job held" is one probe; held_pause gives a resume its batches in seq order.
+  // hold_bucket and hold_seq are the position of the pass that holds the jobs pending when
+  // the pause was made, over index jobs_bucket.
+  `
+  CREATE TABLE pauses (
+    id          TEXT PRIMARY KEY,
+    tenant      TEXT NOT NULL,
+    scope_kind  TEXT NOT NULL,
+    scope_value TEXT NOT NULL,
+    on_resume   TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    paused_at   INTEGER NOT NULL,
+    resumed_at  INTEGER,
+    held        INTEGER NOT NULL,
+    hold_bucket INTEGER NOT NULL,
+    hold_seq    INTEGER NOT NULL,
+    hold_done   INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX pauses_state ON pauses (state, id);
+  CREATE TABLE held (
+    seq      INTEGER PRIMARY KEY,
+    pause_id TEXT NOT NULL
+  );
+  CREATE INDEX held_pause ON held (pause_id, seq);
   `,
 ];

@@ -16,6 +16,7 @@ import {
 import type { OperationsListParams } from "../../store/store.js";
 import { cancelPending, movePendingOrDead } from "./changes.js";
 import type { SqliteContext } from "./context.js";
+import { releaseFinished } from "./held.js";
 import { CounterDeltas, decodeRow, type JobTuple, type StoredJob } from "./rows.js";
 import { tagsDrop } from "./tags.js";
 
@@ -73,6 +74,7 @@ function eraseJob(ctx: SqliteContext, j: StoredJob, d: CounterDeltas): void {
   const job = j.job;
   if (job.status === "pending") {
     ctx.s.hotDelete.run({ seq: j.seq, dueAt: job.dueAt });
+    releaseFinished(ctx, j.seq);
     d.pending(job.bucket, job.tenant, -1);
   } else {
     ctx.s.finishedDeleteByJob.run(job.dueAt, job.id);

@@ -35,6 +35,7 @@ export const JOB_COLUMN_NAMES = [
   "schedule_id",
   "nominal",
   "tags",
+  "paused_by",
 ] as const;
 
 /** A jobs row in raw mode: values in JOB_COLUMN_NAMES order. */
@@ -74,6 +75,27 @@ export function asClaimed(
   return r;
 }
 
+/** What deciding whether a pause covers a pending row needs (pauses.ts). */
+export function rowPauseFields(r: JobTuple): {
+  seq: number;
+  id: string;
+  tenant: string;
+  target: string;
+  dueAt: number;
+  attempts: number;
+  tags: readonly string[];
+} {
+  return {
+    seq: r[COL.seq] as number,
+    id: r[COL.id] as string,
+    tenant: r[COL.tenant] as string,
+    target: r[COL.target] as string,
+    dueAt: r[COL.due_at] as number,
+    attempts: r[COL.attempts] as number,
+    tags: tagsFromColumn(r[COL.tags] as string | null),
+  };
+}
+
 export function decodeRow(r: JobTuple): StoredJob {
   return { seq: r[0] as number, job: rowToJob(r) };
 }
@@ -107,6 +129,7 @@ export function rowToJob(r: JobTuple): Job {
     scheduleId: r[25] as string | null,
     nominal: r[26] as string | null,
     tags: tagsFromColumn(r[27] as string | null),
+    pausedBy: (r[28] as string | null | undefined) ?? null,
   };
 }
 

@@ -41,6 +41,8 @@ import { listJobs } from "./list.js";
 import { CounterDeltas, rowToJob, type JobTuple } from "./rows.js";
 import { expireLeases, releaseStale, settleJobs } from "./settle.js";
 import { stageBuckets } from "./staging.js";
+import { SqlitePauseStore } from "./pauses.js";
+import type { PauseStore } from "../../store/pause-store.js";
 import {
   deleteSchedule,
   getSchedule,
@@ -112,6 +114,7 @@ export class SqliteStore implements Store {
     clockRead: false,
     storageProbe: true,
     onEarlierDue: false,
+    pauses: true,
   });
   readonly bucketWidthMs: number;
   readonly shardCount: number;
@@ -122,6 +125,8 @@ export class SqliteStore implements Store {
   private readonly checkpointer: Checkpointer | null;
   private readonly path: string;
   private readonly ballast: Ballast | null;
+  /** Pauses (pauses.ts): held jobs stay out of the hot index. */
+  readonly pauses: PauseStore;
   /** Where the last claim shared out per tenant stopped (claim.ts). */
   private readonly tenantCursor: TenantCursor = { after: "" };
 
@@ -188,6 +193,7 @@ export class SqliteStore implements Store {
       this.shardCount,
       this.ballast,
     );
+    this.pauses = new SqlitePauseStore(this.ctx);
   }
 
   /** The underlying connection, for store-specific tests and benchmarks only. */

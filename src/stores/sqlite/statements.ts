@@ -10,6 +10,7 @@
 import type Database from "better-sqlite3";
 import { JOB_COLUMN_NAMES } from "./rows.js";
 import { OPERATION_SQL } from "./operation-statements.js";
+import { PAUSE_SQL } from "./pause-statements.js";
 import { SERIES_SQL } from "./series-statements.js";
 
 const JOB_EXPRESSIONS: Record<(typeof JOB_COLUMN_NAMES)[number], string> = {
@@ -42,6 +43,7 @@ const JOB_EXPRESSIONS: Record<(typeof JOB_COLUMN_NAMES)[number], string> = {
   schedule_id: "j.schedule_id",
   nominal: "j.nominal",
   tags: "j.tags",
+  paused_by: "(SELECT hd.pause_id FROM held hd WHERE hd.seq = j.seq)",
 };
 
 const JOB_COLUMNS = JOB_COLUMN_NAMES.map((name) => JOB_EXPRESSIONS[name]).join(", ");
@@ -55,7 +57,10 @@ const STAGED_THROUGH = `coalesce((SELECT CAST(value AS INTEGER) FROM meta
 /** A pending job's row needs no claim or outcome columns: plain columns of jobs. */
 const PENDING_COLUMNS = JOB_COLUMN_NAMES.map((name) => {
   if (name === "status") return "'pending'";
-  if (["lease_owner", "lease_expires_at", "last_result", "finished_at"].includes(name)) {
+  // paused_by: the claim reads only jobs no pause holds (claimRead).
+  if (
+    ["lease_owner", "lease_expires_at", "last_result", "finished_at", "paused_by"].includes(name)
+  ) {
     return "NULL";
   }
   return `j.${name}`;
@@ -111,6 +116,8 @@ export const SQL = {
 
   /** Unique index on id. */
   jobById: `${JOB_SELECT} WHERE j.id = ?`,
+  /** Primary key. */
+  jobBySeq: `${JOB_SELECT} WHERE j.seq = ?`,
 
   /** Primary key of bucket_staging: how far this bucket has been copied into hot. */
   stagingGet: `SELECT cursor, done FROM bucket_staging WHERE bucket = ?`,
@@ -180,11 +187,12 @@ export const SQL = {
   /**
    * The claim, read side: the jobs the hot entries name ([due_at, seq] pairs), each still
    * pending and still due when its entry says (an entry left behind by a job that has since
-   * moved, been retried or finished is dropped). Reads only: the jobs rows are not written.
+   * moved, been retried or finished is dropped), and not held by a pause (primary key of
+   * held). Reads only: the jobs rows are not written.
    */
   claimRead: `SELECT ${PENDING_COLUMNS} FROM json_each(@entries) e
     CROSS JOIN jobs j ON j.seq = e.value ->> 1 AND j.due_at = e.value ->> 0
-    WHERE ${IS_PENDING}`,
+    WHERE ${IS_PENDING} AND NOT EXISTS (SELECT 1 FROM held h WHERE h.seq = j.seq)`,
   /**
    * The claim, write side: a lease row per job just read, with the next fencing token,
    * attempt and version. Appends to a table as small as the work in flight.
@@ -210,11 +218,13 @@ export const SQL = {
    * Copies one chunk of a bucket into hot in one statement, from the index alone (it holds
    * (bucket, seq, due_at, tenant)): no row is read. A job of the chunk that is no longer pending
    * (cancelled before its bucket came due, say) is copied too and dropped by the claim
-   * (claimRead), which checks every row it takes.
+   * (claimRead), which checks every row it takes. A job a pause holds stays out (a probe of
+   * held's primary key, an empty table but for pauses).
    */
   stageCopy: `INSERT OR IGNORE INTO hot (due_at, seq, tenant)
     SELECT due_at, seq, tenant FROM jobs INDEXED BY jobs_bucket
-    WHERE bucket = @bucket AND seq > @after AND seq <= @upTo`,
+    WHERE bucket = @bucket AND seq > @after AND seq <= @upTo
+      AND NOT EXISTS (SELECT 1 FROM held h WHERE h.seq = jobs.seq)`,
   /** Earliest bucket with pending work that is not fully staged (for the watcher's sleep). */
   nextUnstagedBucket: `SELECT min(c.bucket) AS bucket FROM bucket_counts c
     WHERE c.pending > 0 AND c.bucket > ${STAGED_THROUGH}
@@ -390,6 +400,7 @@ export const SQL = {
   /** An erased job's outcome (unique index finished_due) and feed rows (index changes_job). */
   finishedDeleteByJob: `DELETE FROM finished WHERE due_at = ? AND id = ?`,
   changesDeleteByJob: `DELETE FROM changes WHERE job_id = ? AND tenant = ?`,
+  ...PAUSE_SQL,
 } as const;
 
 /**
@@ -404,6 +415,7 @@ export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
   "jobByLiveKey",
   "jobById",
   "operationJobs",
+  "jobBySeq",
   "claimRead",
   "listPendingInBucket",
   "listClaimed",

@@ -1,0 +1,103 @@
+import type { Clock } from "../core/clock.js";
+import {
+  parsePauseInput,
+  pauseMatches,
+  PauseNotFoundError,
+  PausesUnsupportedError,
+  type Pause,
+  type PauseInput,
+  type PauseState,
+} from "../core/pause.js";
+import type { Job } from "../core/job.js";
+import type { PauseStore } from "../store/pause-store.js";
+import type { Store } from "../store/store.js";
+
+/** What the pause operations need of the scheduler. */
+export interface PauseDeps {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly newId: () => string;
+  readonly defaultTenant: string;
+  /** Runs the pause work now (the engine's PauseKeeper). */
+  readonly work: () => Promise<void>;
+  /** Hands back this node's waiting claims that `covered` picks. */
+  readonly handBack: (covered: (job: Job) => boolean) => Promise<void>;
+}
+
+/** The options every pause call takes. */
+export interface PauseCallOptions {
+  /** The tenant the pause belongs to (default: the scheduler's default tenant). */
+  readonly tenant?: string;
+}
+
+/**
+ * Pause and resume by tenant, target or tag (issue 13 §4; src/core/pause.ts says what a pause
+ * does): the Scheduler's `pause`, `resume`, `getPause` and `listPauses`. Validation is
+ * parsePauseInput, shared with the HTTP API and the CLI.
+ */
+export class PauseOperations {
+  constructor(private readonly d: PauseDeps) {}
+
+  /**
+   * Makes an active pause. When it resolves, no claim on any node takes a job it covers, and
+   * the claims this node already holds for such jobs and has not started are handed back;
+   * the jobs pending before it are moved out of the due-time index in the background.
+   */
+  async pause(input: PauseInput, opts: PauseCallOptions = {}): Promise<Pause> {
+    const parsed = parsePauseInput(input);
+    const tenant = opts.tenant ?? this.d.defaultTenant;
+    const now = this.d.clock.now();
+    const pause = await this.pauses().pauseInsert({
+      pause: { id: this.d.newId(), tenant, ...parsed },
+      now,
+    });
+    await this.d.handBack((job) => pauseMatches(pause, job));
+    void this.d.work();
+    return pause;
+  }
+
+  /**
+   * Resumes a pause: its held jobs are given back by its `onResume` policy, in the
+   * background (they are never claimed before). Resolves to the pause, `resuming` (or as it
+   * was, when already resumed). Throws PauseNotFoundError for an unknown id.
+   */
+  async resume(id: string, opts: PauseCallOptions = {}): Promise<Pause> {
+    const r = await this.pauses().pauseResume({
+      id,
+      ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
+      now: this.d.clock.now(),
+    });
+    if (r.outcome === "not-found") throw new PauseNotFoundError(id);
+    void this.d.work();
+    return r.pause;
+  }
+
+  /** One pause, or null. With `tenant`, another tenant's pause is null too. */
+  get(id: string, opts: PauseCallOptions = {}): Promise<Pause | null> {
+    return this.pauses().pauseGet({
+      id,
+      ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
+    });
+  }
+
+  /** Pauses in creation order; by default those not yet resumed (active and resuming). */
+  list(opts: { tenant?: string; states?: readonly PauseState[] } = {}): Promise<Pause[]> {
+    return this.pauses().pausesList({
+      ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
+      states: opts.states ?? ["active", "resuming"],
+    });
+  }
+
+  /** Jobs held by pauses now (of `tenant`, or all); 0 for a store without pauses. */
+  async pausedJobs(opts: { tenant?: string } = {}): Promise<number> {
+    const pauses = this.d.store.pauses;
+    if (!pauses) return 0;
+    return pauses.pausedJobsCount(opts.tenant === undefined ? {} : { tenant: opts.tenant });
+  }
+
+  private pauses(): PauseStore {
+    const pauses = this.d.store.pauses;
+    if (!pauses) throw new PausesUnsupportedError(this.d.store.kind);
+    return pauses;
+  }
+}

@@ -1,0 +1,44 @@
+import type {
+  NewPause,
+  Pause,
+  PauseResumeResult,
+  PauseState,
+  PauseWorkResult,
+} from "../core/pause.js";
+
+/**
+ * The pause members of the store contract (issue 13 §4; src/core/pause.ts says what a pause
+ * does). Every store implements them; the contract suite runs their cases on each.
+ *
+ * Holding is exact from the moment `pauseInsert` commits: a claim, on any node sharing the
+ * store, never takes a pending job an active pause covers (it moves it to held instead), and
+ * `jobsInsert` stores covered jobs held. Moving the jobs that were pending before the pause
+ * out of the due-time index is `pausesWork`'s bounded batches, so a pause of a million jobs
+ * never holds a write lock for long; until they are moved the claim holds any it meets.
+ */
+export interface PauseStore {
+  /** Stores an active pause. */
+  pauseInsert(params: { pause: NewPause; now: number }): Promise<Pause>;
+
+  /** One pause by id, or null. With `tenant`, a pause of another tenant is null too. */
+  pauseGet(params: { id: string; tenant?: string }): Promise<Pause | null>;
+
+  /** Pauses in id (creation) order, of `tenant` (or all), in `states` (or all). */
+  pausesList(params: { tenant?: string; states?: readonly PauseState[] }): Promise<Pause[]>;
+
+  /**
+   * Resumes an active pause: `resuming` at `now`; its held jobs are given back by
+   * `pausesWork` (each by the pause's policy), and stay held, never claimed, until then.
+   */
+  pauseResume(params: { id: string; tenant?: string; now: number }): Promise<PauseResumeResult>;
+
+  /**
+   * One bounded step of every pause's work, at most `limit` jobs: moving the pending jobs of
+   * an active pause into held, or giving back a resuming pause's held jobs by its policy
+   * (`resumeAction`); a resuming pause with none left becomes `resumed`.
+   */
+  pausesWork(params: { now: number; limit: number }): Promise<PauseWorkResult>;
+
+  /** Jobs held by active or resuming pauses (of `tenant`, or all), from counters. */
+  pausedJobsCount(params: { tenant?: string }): Promise<number>;
+}

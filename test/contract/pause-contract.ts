@@ -1,0 +1,232 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createIdGenerator } from "../../src/core/ids.js";
+import type { NewJob } from "../../src/core/job.js";
+import { pauseExpiredError, type OnResume, type PauseScope } from "../../src/core/pause.js";
+import type { PauseStore } from "../../src/store/pause-store.js";
+import type { Store } from "../../src/store/store.js";
+
+const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
+const HOUR = 3_600_000;
+
+/**
+ * Pauses, part of the store contract (run by describeStoreContract where the store declares
+ * `pauses`): a pause holds the pending jobs it covers out of every claim, stores new ones
+ * held, and on resume gives them back by its policy; nothing is lost or claimed while held.
+ */
+export function describePauseContract(name: string, makeStore: () => Promise<Store>): void {
+  describe(`store contract (pauses): ${name}`, () => {
+    let store: Store;
+    let pauses: PauseStore;
+    let newId: () => string;
+
+    beforeEach(async (ctx) => {
+      store = await makeStore();
+      if (!store.pauses) {
+        await store.close();
+        ctx.skip();
+        return;
+      }
+      pauses = store.pauses;
+      let clockForIds = T0;
+      newId = createIdGenerator(() => clockForIds++);
+    });
+    afterEach(async () => {
+      if (store.pauses) await store.close();
+    });
+
+    function job(over: Partial<NewJob> & { dueAt: number }): NewJob {
+      return {
+        id: newId(),
+        tenant: "a",
+        key: null,
+        payload: null,
+        target: "mail",
+        targetOptions: null,
+        maxAttempts: 3,
+        expireAfterMs: null,
+        ...over,
+      };
+    }
+
+    async function insert(jobs: NewJob[], now = T0) {
+      return (await store.jobsInsert({ jobs, now })).map((r) => r.job);
+    }
+
+    async function claimAll(now: number) {
+      await store.bucketsStage({ until: now + HOUR, maxRows: 100_000 });
+      return store.jobsClaimDue({ now, dueBefore: now, limit: 1000, leaseMs: 30_000, owner: "n" });
+    }
+
+    async function pause(scope: PauseScope, onResume: OnResume = "fire", tenant = "a", now = T0) {
+      return pauses.pauseInsert({ pause: { id: newId(), tenant, scope, onResume }, now });
+    }
+
+    async function workAll(now: number, limit = 2) {
+      for (let i = 0; i < 1000; i++) {
+        if (!(await pauses.pausesWork({ now, limit })).more) return;
+      }
+      throw new Error("pause work never ended");
+    }
+
+    it("a tenant pause holds its pending jobs (batches), claims take the others", async () => {
+      const mine = await insert([0, 1, 2, 3, 4].map((i) => job({ dueAt: T0 + i * HOUR })));
+      const other = await insert([job({ tenant: "b", dueAt: T0 })]);
+      const p = await pause({ tenant: true });
+      expect(p).toMatchObject({ state: "active", tenant: "a", onResume: "fire", heldJobs: 0 });
+      await workAll(T0, 2);
+      const after = await pauses.pauseGet({ id: p.id });
+      expect(after).toMatchObject({ heldJobs: 5, holdComplete: true });
+      expect(await pauses.pausedJobsCount({})).toBe(5);
+      expect(await pauses.pausedJobsCount({ tenant: "b" })).toBe(0);
+      for (const j of mine) {
+        expect(await store.jobGet({ id: j.id })).toMatchObject({
+          status: "pending",
+          pausedBy: p.id,
+        });
+      }
+      const claimed = await claimAll(T0 + 10 * HOUR);
+      expect(claimed.map((j) => j.id)).toEqual([other[0]!.id]);
+      // still pending (counted so), never lost
+      expect((await store.jobsCountByStatus({ tenant: "a" })).pending).toBe(5);
+    });
+
+    it("the claim holds covered jobs staged before the pause, before any pause work", async () => {
+      const [j] = await insert([job({ dueAt: T0 })]);
+      await store.bucketsStage({ until: T0 + HOUR, maxRows: 1000 });
+      const p = await pause({ tenant: true });
+      expect(await claimAll(T0 + 1000)).toEqual([]);
+      expect(await store.jobGet({ id: j!.id })).toMatchObject({
+        status: "pending",
+        pausedBy: p.id,
+      });
+      expect((await pauses.pauseGet({ id: p.id }))!.heldJobs).toBe(1);
+    });
+
+    it("jobs scheduled while paused are stored held", async () => {
+      const p = await pause({ target: "mail" });
+      const [held, free] = await insert([job({ dueAt: T0 }), job({ dueAt: T0, target: "sms" })]);
+      expect(held).toMatchObject({ pausedBy: p.id });
+      expect(free).toMatchObject({ pausedBy: null });
+      expect((await claimAll(T0 + 1000)).map((j) => j.id)).toEqual([free!.id]);
+      expect(await pauses.pausedJobsCount({ tenant: "a" })).toBe(1);
+    });
+
+    it("a tag pause holds the tenant's jobs with that tag, pending before it and new", async () => {
+      const [before, untagged] = await insert([
+        job({ dueAt: T0, tags: ["user:42", "x"] }),
+        job({ dueAt: T0 }),
+      ]);
+      const p = await pause({ tag: "user:42" });
+      await workAll(T0);
+      const [after, otherTenant] = await insert([
+        job({ dueAt: T0, tags: ["user:42"] }),
+        job({ dueAt: T0, tenant: "b", tags: ["user:42"] }),
+      ]);
+      expect(after!.pausedBy).toBe(p.id);
+      expect(await store.jobGet({ id: before!.id })).toMatchObject({ pausedBy: p.id });
+      const claimed = (await claimAll(T0 + 1000)).map((j) => j.id).sort();
+      expect(claimed).toEqual([untagged!.id, otherTenant!.id].sort());
+      expect((await pauses.pauseGet({ id: p.id }))!.heldJobs).toBe(2);
+    });
+
+    it("a webhook origin covers every URL under it, never another host", async () => {
+      await pause({ target: "https://hooks.example.com" });
+      const [under, query, other, longer] = await insert([
+        job({ dueAt: T0, target: "https://hooks.example.com/a/b" }),
+        job({ dueAt: T0, target: "https://hooks.example.com?x=1" }),
+        job({ dueAt: T0, target: "https://other.example.com/a" }),
+        job({ dueAt: T0, target: "https://hooks.example.com.evil.test/a" }),
+      ]);
+      expect(under!.pausedBy).not.toBeNull();
+      expect(query!.pausedBy).not.toBeNull();
+      const claimed = (await claimAll(T0 + 1000)).map((j) => j.id).sort();
+      expect(claimed).toEqual([other!.id, longer!.id].sort());
+    });
+
+    it("resume with fire: held jobs come back at their due time and are claimed", async () => {
+      const [j] = await insert([job({ dueAt: T0 + 1000 })]);
+      const p = await pause({ tenant: true });
+      await workAll(T0);
+      const r = await pauses.pauseResume({ id: p.id, now: T0 + HOUR });
+      expect(r).toMatchObject({ outcome: "resumed", pause: { state: "resuming" } });
+      // resumed but not yet given back: still held, still not claimed
+      expect(await claimAll(T0 + HOUR)).toEqual([]);
+      await workAll(T0 + HOUR);
+      expect((await pauses.pauseGet({ id: p.id }))!).toMatchObject({
+        state: "resumed",
+        heldJobs: 0,
+      });
+      const claimed = await claimAll(T0 + HOUR);
+      expect(claimed).toMatchObject([{ id: j!.id, dueAt: T0 + 1000 }]);
+      expect(await pauses.pauseResume({ id: p.id, now: T0 + HOUR })).toMatchObject({
+        outcome: "already-resumed",
+      });
+    });
+
+    it("resume with expire: overdue held jobs expire, later ones stay pending", async () => {
+      const [late, later] = await insert([
+        job({ dueAt: T0 + 1000 }),
+        job({ dueAt: T0 + 5 * HOUR }),
+      ]);
+      const p = await pause({ tenant: true }, "expire");
+      await workAll(T0);
+      await pauses.pauseResume({ id: p.id, now: T0 + HOUR });
+      await workAll(T0 + HOUR);
+      expect(await store.jobGet({ id: late!.id })).toMatchObject({
+        status: "expired",
+        lastError: pauseExpiredError(p.id),
+      });
+      expect(await store.jobGet({ id: later!.id })).toMatchObject({
+        status: "pending",
+        dueAt: T0 + 5 * HOUR,
+        pausedBy: null,
+      });
+    });
+
+    it("resume with shift: overdue held jobs move later by the paused duration", async () => {
+      const [late, later] = await insert([
+        job({ dueAt: T0 + 10 * 60_000 }),
+        job({ dueAt: T0 + 5 * HOUR }),
+      ]);
+      const p = await pause({ tenant: true }, "shift");
+      await workAll(T0);
+      await pauses.pauseResume({ id: p.id, now: T0 + HOUR });
+      await workAll(T0 + HOUR);
+      expect(await store.jobGet({ id: late!.id })).toMatchObject({
+        status: "pending",
+        dueAt: T0 + HOUR + 10 * 60_000,
+      });
+      expect((await store.jobGet({ id: later!.id }))!.dueAt).toBe(T0 + 5 * HOUR);
+      expect(await claimAll(T0 + HOUR + 9 * 60_000)).toEqual([]);
+      expect((await claimAll(T0 + HOUR + 10 * 60_000)).map((j) => j.id)).toEqual([late!.id]);
+    });
+
+    it("cancelling a held job leaves its pause's count; other tenants see nothing", async () => {
+      const [j] = await insert([job({ dueAt: T0 })]);
+      const p = await pause({ tenant: true });
+      await workAll(T0);
+      expect(await store.jobCancel({ id: j!.id, now: T0 })).toMatchObject({ outcome: "cancelled" });
+      expect((await pauses.pauseGet({ id: p.id }))!.heldJobs).toBe(0);
+      expect(await pauses.pauseGet({ id: p.id, tenant: "b" })).toBeNull();
+      expect(await pauses.pausesList({ tenant: "b" })).toEqual([]);
+      expect((await pauses.pausesList({ tenant: "a" })).map((x) => x.id)).toEqual([p.id]);
+      expect(await pauses.pauseResume({ id: p.id, tenant: "b", now: T0 })).toEqual({
+        outcome: "not-found",
+      });
+    });
+
+    it("the change feed records a job held and given back", async () => {
+      const [j] = await insert([job({ dueAt: T0 })]);
+      const p = await pause({ tenant: true });
+      await workAll(T0);
+      await pauses.pauseResume({ id: p.id, now: T0 + 1000 });
+      await workAll(T0 + 1000);
+      const page = await store.changesRead({ tenant: "a", limit: 100 });
+      expect(page.changes.filter((c) => c.id === j!.id).map((c) => c.kind)).toEqual([
+        "scheduled",
+        "paused",
+        "resumed",
+      ]);
+    });
+  });
+}
