@@ -588,6 +588,74 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/dashboard/schedules": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A page of the tenant's recurring series in creation order, for the schedules page */
+    get: operations["dashboardSchedules"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/dashboard/schedules/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One recurring series as the schedules page shows it */
+    get: operations["dashboardSchedule"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/dashboard/schedules/{id}/pause": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Pause a series: its pending occurrence is cancelled (any body is ignored) */
+    post: operations["dashboardPauseSchedule"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/dashboard/schedules/{id}/resume": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Resume a paused series from its first occurrence after now (any body is ignored) */
+    post: operations["dashboardResumeSchedule"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/events": {
     parameters: {
       query?: never;
@@ -1159,6 +1227,53 @@ export interface components {
     OperationPage: {
       operations: components["schemas"]["Operation"][];
       nextCursor: string | null;
+    };
+    /** @description A recurring series as the schedules page shows it (src/dashboard/schedules.ts) */
+    DashboardSchedule: {
+      id?: string;
+      key?: string | null;
+      cron?: string | null;
+      rrule?: string | null;
+      /** @description The rule in words, with its zone */
+      description?: string;
+      timeZone?: string;
+      /** @enum {string} */
+      state?: "active" | "paused" | "ended";
+      version?: number;
+      target?: string;
+      nextJobId?: string | null;
+      /** @description The pending occurrence and the four after it; empty unless active */
+      nextOccurrences?: {
+        /** @description ISO 8601, UTC */
+        at?: string;
+        /** @description ISO 8601 with the zone's offset */
+        atLocal?: string;
+      }[];
+      firedCount?: number;
+      missedCount?: number;
+      /** @description The last claimed occurrence's job and its state */
+      lastOutcome?: {
+        jobId?: string;
+        status?: string;
+      } | null;
+      /** @description ISO 8601 time */
+      createdAt?: string | null;
+      /** @description ISO 8601 time */
+      updatedAt?: string | null;
+    };
+    DashboardSchedulePage: {
+      schedules: components["schemas"]["DashboardSchedule"][];
+      nextCursor: string | null;
+    };
+    DashboardScheduleOutcome: {
+      /** @enum {string} */
+      outcome: "paused" | "resumed";
+      schedule: components["schemas"]["DashboardSchedule"];
+    };
+    DashboardScheduleOutcomeError: {
+      error: components["schemas"]["Error"];
+      outcome: string;
+      schedule: components["schemas"]["DashboardSchedule"];
     };
     DashboardOutcome: {
       /** @enum {string} */
@@ -3714,6 +3829,304 @@ export interface operations {
       };
     };
   };
+  dashboardSchedules: {
+    parameters: {
+      query?: {
+        /** @description Only series in this state */
+        state?: "active" | "paused" | "ended";
+        /** @description `nextCursor` of the previous page */
+        cursor?: string;
+        /** @description Page size (default 50) */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DashboardSchedulePage"];
+        };
+      };
+      /** @description Invalid parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  dashboardSchedule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Series id (26-character ULID). Another tenant's answers 404 like a missing one. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The series */
+      200: {
+        headers: {
+          /** @description The job's version, quoted ("3"): send it as If-Match */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            schedule: components["schemas"]["DashboardSchedule"];
+          };
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such series (or another tenant's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  dashboardPauseSchedule: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag read with the series ("3"): applies only if it is still at that version */
+        "If-Match"?: string;
+      };
+      path: {
+        /** @description Series id (26-character ULID). Another tenant's answers 404 like a missing one. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Done (a series already in that state is answered as it is) */
+      200: {
+        headers: {
+          /** @description The job's version, quoted ("3"): send it as If-Match */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DashboardScheduleOutcome"];
+        };
+      };
+      /** @description Invalid If-Match */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such series (or another tenant's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The series changed since the If-Match version; nothing changed */
+      412: {
+        headers: {
+          /** @description The job's version, quoted ("3"): send it as If-Match */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DashboardScheduleOutcomeError"];
+        };
+      };
+      /** @description Body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  dashboardResumeSchedule: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The ETag read with the series ("3"): applies only if it is still at that version */
+        "If-Match"?: string;
+      };
+      path: {
+        /** @description Series id (26-character ULID). Another tenant's answers 404 like a missing one. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Done (a series already in that state is answered as it is) */
+      200: {
+        headers: {
+          /** @description The job's version, quoted ("3"): send it as If-Match */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DashboardScheduleOutcome"];
+        };
+      };
+      /** @description Invalid If-Match */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such series (or another tenant's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The series changed since the If-Match version; nothing changed */
+      412: {
+        headers: {
+          /** @description The job's version, quoted ("3"): send it as If-Match */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DashboardScheduleOutcomeError"];
+        };
+      };
+      /** @description Body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
   events: {
     parameters: {
       query?: {
@@ -3832,5 +4245,9 @@ export const OPERATIONS = {
   dashboardCancel: { method: "POST", path: "/v1/dashboard/jobs/{id}/cancel" },
   dashboardReschedule: { method: "POST", path: "/v1/dashboard/jobs/{id}/reschedule" },
   dashboardRetry: { method: "POST", path: "/v1/dashboard/jobs/{id}/retry" },
+  dashboardSchedules: { method: "GET", path: "/v1/dashboard/schedules" },
+  dashboardSchedule: { method: "GET", path: "/v1/dashboard/schedules/{id}" },
+  dashboardPauseSchedule: { method: "POST", path: "/v1/dashboard/schedules/{id}/pause" },
+  dashboardResumeSchedule: { method: "POST", path: "/v1/dashboard/schedules/{id}/resume" },
   events: { method: "GET", path: "/v1/events" },
 } as const;

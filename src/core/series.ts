@@ -176,6 +176,24 @@ export function recurrenceOf(
   });
 }
 
+/**
+ * The instants of a series' next `count` occurrences as its surfaces show them: the pending
+ * one, then those the rule gives after it (the pending one may lie in the past during a
+ * catch-up, so the rest follow it rather than now), within the series' `count`. Empty
+ * unless the series is active.
+ */
+export function upcomingOccurrences(s: Schedule, count: number): number[] {
+  if (s.state !== "active" || s.nextAt === null) return [];
+  const left = s.count === null ? count : Math.min(count, s.count - s.firedCount);
+  if (left <= 1) return left === 1 ? [s.nextAt] : [];
+  return [
+    s.nextAt,
+    ...recurrenceOf(s)
+      .preview(s.nextAt, left - 1)
+      .map((o) => o.at),
+  ];
+}
+
 /** The occurrence job of `s` at `o`: the template's fields, no idempotency key (the series has it). */
 export function occurrenceJob(s: Schedule, o: Occurrence, id: string): NewJob {
   const t = s.template;

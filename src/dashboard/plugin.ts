@@ -12,6 +12,7 @@ import {
   type StreamOwnersCheck,
 } from "./events.js";
 import { installErrorHandler, send, tenantResolver, type AuthResult } from "./http.js";
+import { changeSchedule, listScheduleRows, scheduleDetail } from "./schedules.js";
 import { defaultStaticDir, registerStaticRoutes } from "./static.js";
 
 /** Options of the dashboard plugin. */
@@ -53,8 +54,8 @@ type Params = { id: string };
  * The web dashboard: the prebuilt single-page app at `/` (static files, no key needed: the
  * page asks for the API key and sends it on every call), its JSON data endpoints under
  * `/v1/dashboard/`, and the live stream of job changes at `GET /v1/events` (Server-Sent
- * Events). Every `/v1` route needs a key and sees only its tenant's jobs: another tenant's
- * job answers 404, as a missing one. Register it at the root (no prefix): the page calls
+ * Events). Every `/v1` route needs a key and sees only its tenant's jobs and recurring series:
+ * another tenant's answers 404, as a missing one. Register it at the root (no prefix): the page calls
  * `v1/...` relative to itself.
  */
 export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app, options) => {
@@ -131,6 +132,30 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     const ifMatch = req.headers["if-match"];
     return send(reply, await retryJob(scheduler, tenant, req.params.id, req.body, ifMatch));
   });
+
+  app.get("/v1/dashboard/schedules", async (req, reply) => {
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    return send(reply, {
+      status: 200,
+      body: await listScheduleRows(scheduler, tenant, req.query),
+    });
+  });
+
+  app.get<{ Params: Params }>("/v1/dashboard/schedules/:id", async (req, reply) => {
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    return send(reply, await scheduleDetail(scheduler, tenant, req.params.id));
+  });
+
+  for (const verb of ["pause", "resume"] as const) {
+    app.post<{ Params: Params }>(`/v1/dashboard/schedules/:id/${verb}`, async (req, reply) => {
+      const tenant = await tenantOf(req, reply);
+      if (tenant === null) return reply;
+      const ifMatch = req.headers["if-match"];
+      return send(reply, await changeSchedule(scheduler, tenant, req.params.id, verb, ifMatch));
+    });
+  }
 
   // The live stream. EventSource cannot set headers, so `?key=` is accepted too: it is
   // copied into the Authorization header for `authenticate` (see docs/dashboard.md for the

@@ -2,7 +2,7 @@ import type { ScheduleInfo } from "../api/series.js";
 import { isoInstant } from "../core/instant-text.js";
 import type { JobStatus } from "../core/job.js";
 import { describeRecurrence } from "../core/recurrence/index.js";
-import { recurrenceOf, type ScheduleState } from "../core/series.js";
+import { upcomingOccurrences, type ScheduleState } from "../core/series.js";
 import { isObject } from "../core/validate.js";
 import { isoInZone } from "../core/wall-time.js";
 import { REMINDER_TARGET } from "./reminders.js";
@@ -77,15 +77,8 @@ export function seriesView(s: ScheduleInfo): SeriesView {
   };
 }
 
-/**
- * The pending occurrence, then the ones the rule gives after it (the pending one may lie in
- * the past during a catch-up, so the rest follow it rather than now).
- */
 function comingOccurrences(s: ScheduleInfo): OccurrenceView[] {
-  if (s.state !== "active" || s.nextAt === null) return [];
-  const after = recurrenceOf(s).preview(s.nextAt, NEXT_SHOWN - 1);
-  const remaining = s.count === null ? Infinity : Math.max(0, s.count - s.firedCount - 1);
-  return [s.nextAt, ...after.slice(0, remaining).map((o) => o.at)].map((at) => ({
+  return upcomingOccurrences(s, NEXT_SHOWN).map((at) => ({
     at: isoInstant(at),
     at_local: isoInZone(at, s.timeZone),
   }));

@@ -1,3 +1,4 @@
+import { SCHEDULE_STATES } from "../core/series.js";
 import { ZOOMS } from "../dashboard/bins.js";
 import { authErrors, errorResponse, etagHeader, jobIdParam, json, ref } from "./openapi-schemas.js";
 
@@ -22,6 +23,17 @@ const ifMatch = {
   in: "header",
   description: 'The ETag read with the job ("3"): applies only if the job is still at that version',
   schema: str,
+};
+const scheduleIdParam = {
+  name: "id",
+  in: "path",
+  required: true,
+  description: "Series id (26-character ULID). Another tenant's answers 404 like a missing one.",
+  schema: str,
+};
+const scheduleIfMatch = {
+  ...ifMatch,
+  description: 'The ETag read with the series ("3"): applies only if it is still at that version',
 };
 const outcomes = {
   "200": { description: "Done", content: json(ref("DashboardOutcome")) },
@@ -185,6 +197,77 @@ export const DASHBOARD_PATHS: Record<string, unknown> = {
       responses: outcomes,
     },
   },
+  "/v1/dashboard/schedules": {
+    get: {
+      operationId: "dashboardSchedules",
+      summary: "A page of the tenant's recurring series in creation order, for the schedules page",
+      parameters: [
+        query("state", "Only series in this state", {
+          type: "string",
+          enum: [...SCHEDULE_STATES],
+        }),
+        query("cursor", "`nextCursor` of the previous page"),
+        query("limit", "Page size (default 50)", { type: "integer", minimum: 1, maximum: 200 }),
+      ],
+      responses: {
+        "200": { description: "A page", content: json(ref("DashboardSchedulePage")) },
+        "400": errorResponse("Invalid parameter"),
+        ...authErrors,
+      },
+    },
+  },
+  "/v1/dashboard/schedules/{id}": {
+    get: {
+      operationId: "dashboardSchedule",
+      summary: "One recurring series as the schedules page shows it",
+      parameters: [scheduleIdParam],
+      responses: {
+        "200": {
+          description: "The series",
+          headers: etagHeader,
+          content: json({
+            type: "object",
+            required: ["schedule"],
+            properties: { schedule: ref("DashboardSchedule") },
+          }),
+        },
+        "404": errorResponse("No such series (or another tenant's)"),
+        ...authErrors,
+      },
+    },
+  },
+  ...Object.fromEntries(
+    (["pause", "resume"] as const).map((verb) => [
+      `/v1/dashboard/schedules/{id}/${verb}`,
+      {
+        post: {
+          operationId: verb === "pause" ? "dashboardPauseSchedule" : "dashboardResumeSchedule",
+          summary:
+            verb === "pause"
+              ? "Pause a series: its pending occurrence is cancelled (any body is ignored)"
+              : "Resume a paused series from its first occurrence after now (any body is ignored)",
+          parameters: [scheduleIdParam, scheduleIfMatch],
+          responses: {
+            "200": {
+              description: "Done (a series already in that state is answered as it is)",
+              headers: etagHeader,
+              content: json(ref("DashboardScheduleOutcome")),
+            },
+            "400": errorResponse("Invalid If-Match"),
+            "404": errorResponse("No such series (or another tenant's)"),
+            "412": {
+              description: "The series changed since the If-Match version; nothing changed",
+              headers: etagHeader,
+              content: json(ref("DashboardScheduleOutcomeError")),
+            },
+            "413": errorResponse("Body too large"),
+            "415": errorResponse("Body is not application/json"),
+            ...authErrors,
+          },
+        },
+      },
+    ]),
+  ),
   "/v1/events": {
     get: {
       operationId: "events",
@@ -248,7 +331,66 @@ export const DASHBOARD_PATHS: Record<string, unknown> = {
 
 const ms = { type: "number", description: "Milliseconds" };
 
+const isoOrNull = { type: ["string", "null"], description: "ISO 8601 time" };
+
 export const DASHBOARD_SCHEMAS: Record<string, unknown> = {
+  DashboardSchedule: {
+    type: "object",
+    description: "A recurring series as the schedules page shows it (src/dashboard/schedules.ts)",
+    properties: {
+      id: str,
+      key: { type: ["string", "null"] },
+      cron: { type: ["string", "null"] },
+      rrule: { type: ["string", "null"] },
+      description: { type: "string", description: "The rule in words, with its zone" },
+      timeZone: str,
+      state: { type: "string", enum: [...SCHEDULE_STATES] },
+      version: int,
+      target: str,
+      nextJobId: { type: ["string", "null"] },
+      nextOccurrences: {
+        type: "array",
+        description: "The pending occurrence and the four after it; empty unless active",
+        items: {
+          type: "object",
+          properties: {
+            at: { type: "string", description: "ISO 8601, UTC" },
+            atLocal: { type: "string", description: "ISO 8601 with the zone's offset" },
+          },
+        },
+      },
+      firedCount: int,
+      missedCount: int,
+      lastOutcome: {
+        type: ["object", "null"],
+        description: "The last claimed occurrence's job and its state",
+        properties: { jobId: str, status: str },
+      },
+      createdAt: isoOrNull,
+      updatedAt: isoOrNull,
+    },
+  },
+  DashboardSchedulePage: {
+    type: "object",
+    required: ["schedules", "nextCursor"],
+    properties: {
+      schedules: { type: "array", items: ref("DashboardSchedule") },
+      nextCursor: { type: ["string", "null"] },
+    },
+  },
+  DashboardScheduleOutcome: {
+    type: "object",
+    required: ["outcome", "schedule"],
+    properties: {
+      outcome: { type: "string", enum: ["paused", "resumed"] },
+      schedule: ref("DashboardSchedule"),
+    },
+  },
+  DashboardScheduleOutcomeError: {
+    type: "object",
+    required: ["error", "outcome", "schedule"],
+    properties: { error: ref("Error"), outcome: str, schedule: ref("DashboardSchedule") },
+  },
   DashboardOutcome: {
     type: "object",
     required: ["outcome", "job"],

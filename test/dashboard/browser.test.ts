@@ -284,7 +284,7 @@ describe("dashboard in a browser", () => {
     expect(await overflow()).toBeLessThanOrEqual(0);
     const chart = (await page.locator("#future-chart canvas").boundingBox())!;
     expect(chart.width).toBeLessThanOrEqual(375);
-    for (const name of ["Future", "Now", "Jobs"]) {
+    for (const name of ["Future", "Now", "Jobs", "Schedules"]) {
       expect(await page.getByRole("link", { name, exact: true }).isVisible()).toBe(true);
     }
     await page.screenshot({ path: `${ARTIFACTS}phone-future.png`, fullPage: true });
@@ -325,5 +325,91 @@ describe("dashboard in a browser", () => {
       await other.close();
       await page.context().close();
     }
+  });
+
+  // Last: its series add pending occurrences that the counts above do not expect.
+  it("shows the schedules page and pauses and resumes a series with the version check", async () => {
+    const s = d.scheduler;
+    const weekdays = (
+      await s.scheduleRecurring({
+        tenant: "acme",
+        cron: "0 9 * * 1-5",
+        timeZone: "Europe/Paris",
+        target: "noop",
+      })
+    ).schedule;
+    const minutely = (
+      await s.scheduleRecurring({
+        tenant: "acme",
+        cron: "* * * * *",
+        timeZone: "UTC",
+        target: "noop",
+      })
+    ).schedule;
+    // one occurrence of the every-minute series fires, so its row has a last outcome
+    s.start();
+    await d.clock.advanceTo(minutely.nextAt!);
+    await s.idle();
+    await s.stop();
+
+    const page = await open();
+    await signIn(page, "key-acme", "#/schedules");
+    const row = (id: string) => page.locator(`#schedules-table tr[data-id="${id}"]`);
+    await row(weekdays.id).waitFor();
+    const w = row(weekdays.id);
+    expect(await w.locator(".rule").textContent()).toMatch(/09:00 \(Europe\/Paris\)0 9 \* \* 1-5$/);
+    expect(await w.locator(".zone").textContent()).toBe("Europe/Paris");
+    expect(await w.locator(".state").textContent()).toBe("active");
+    expect(await w.locator(".next li").count()).toBe(5);
+    // the times carry the exact instants the server computed
+    const shown = await w
+      .locator(".next time")
+      .evaluateAll((ts) => ts.map((t) => t.getAttribute("datetime")));
+    const wanted = (await s.getSchedule(weekdays.id))!;
+    expect(shown[0]).toBe(new Date(wanted.nextAt!).toISOString());
+    expect(await w.locator(".last").textContent()).toBe("—");
+    const m = row(minutely.id);
+    expect(await m.locator(".last .badge").textContent()).toBe("succeeded");
+    expect(await m.locator(".n").textContent()).toBe("1");
+    await page.screenshot({ path: `${ARTIFACTS}schedules.png`, fullPage: true });
+
+    await w.getByRole("button", { name: /^Pause / }).click();
+    await page.locator("#outcome").filter({ hasText: "Paused" }).waitFor();
+    await page
+      .locator(`#schedules-table tr[data-id="${weekdays.id}"][data-state=paused]`)
+      .waitFor();
+    expect((await s.getSchedule(weekdays.id))!.state).toBe("paused");
+    expect(await w.locator(".next").textContent()).toBe("—");
+
+    // changed elsewhere after the page loaded: the resume is refused, nothing changes
+    await s.resumeSchedule(weekdays.id);
+    await s.pauseSchedule(weekdays.id);
+    const version = (await s.getSchedule(weekdays.id))!.version;
+    await w.getByRole("button", { name: /^Resume / }).click();
+    await page.locator("#outcome").filter({ hasText: "changed since this page loaded" }).waitFor();
+    expect((await s.getSchedule(weekdays.id))!.state).toBe("paused");
+    // the page reloaded the row at its current version; resuming now works
+    await page
+      .locator(`#schedules-table tr[data-id="${weekdays.id}"][data-version="${version}"]`)
+      .waitFor();
+    await w.getByRole("button", { name: /^Resume / }).click();
+    await page.locator("#outcome").filter({ hasText: "Resumed" }).waitFor();
+    await page
+      .locator(`#schedules-table tr[data-id="${weekdays.id}"][data-state=active]`)
+      .waitFor();
+    expect((await s.getSchedule(weekdays.id))!.state).toBe("active");
+    await page.context().close();
+
+    // at phone width the page does not overflow sideways
+    const phone = await open(375, 740);
+    await signIn(phone, "key-acme", "#/schedules");
+    await phone.locator("#schedules-table").waitFor();
+    expect(
+      await phone.evaluate(
+        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      ),
+    ).toBeLessThanOrEqual(0);
+    await phone.screenshot({ path: `${ARTIFACTS}phone-schedules.png`, fullPage: true });
+    await phone.context().close();
   });
 });

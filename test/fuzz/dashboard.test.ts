@@ -86,6 +86,10 @@ describe("fuzz: dashboard routes", () => {
         "/v1/dashboard/jobs/{id}/cancel",
         "/v1/dashboard/jobs/{id}/reschedule",
         "/v1/dashboard/jobs/{id}/retry",
+        "/v1/dashboard/schedules",
+        "/v1/dashboard/schedules/{id}",
+        "/v1/dashboard/schedules/{id}/pause",
+        "/v1/dashboard/schedules/{id}/resume",
         "/v1/events",
       ]),
     );

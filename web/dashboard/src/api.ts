@@ -1,6 +1,7 @@
 /** The dashboard's calls to the service, with the API key kept for this browser session. */
 
 import type { JobView } from "../../../src/api/job-view.js";
+import type { ScheduleRow } from "../../../src/dashboard/schedules.js";
 
 const KEY = "duetime.apiKey";
 
@@ -69,11 +70,23 @@ export interface JobsPage {
   match?: "id" | "key" | null;
 }
 
+/**
+ * A recurring series as the schedules page reads it (src/dashboard/schedules.ts): the rule as
+ * given and in words, its zone, state, next occurrences and its last occurrence's outcome.
+ */
+export type Schedule = ScheduleRow;
+
+export interface SchedulesPage {
+  schedules: Schedule[];
+  nextCursor: string | null;
+}
+
 /** The service's error body: `{ error: { code, field, expected, received, message }, job? }`. */
 export interface ErrorBody {
   error?: { code: string; field: string; expected: string; received: string; message: string };
   outcome?: string;
   job?: Job;
+  schedule?: Schedule;
 }
 
 /** A non-2xx answer. */

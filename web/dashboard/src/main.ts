@@ -7,6 +7,7 @@ import { jobPage } from "./pages/job.js";
 import { jobsPage } from "./pages/jobs.js";
 import { renderLogin } from "./pages/login.js";
 import { nowPage } from "./pages/now.js";
+import { schedulesPage } from "./pages/schedules.js";
 
 const main = document.getElementById("main")!;
 const nav = document.getElementById("nav")!;
@@ -26,7 +27,7 @@ live.onReset(() => route());
 
 let dispose: () => void = () => undefined;
 
-/** Hash routes: #/future, #/now, #/jobs?..., #/jobs/<id>. */
+/** Hash routes: #/future, #/now, #/jobs?..., #/jobs/<id>, #/schedules?cursor=... */
 function route(): void {
   dispose();
   dispose = () => undefined;
@@ -42,6 +43,7 @@ function route(): void {
   if (parts[0] === "now") page = nowPage;
   else if (parts[0] === "jobs" && parts[1]) [page, arg] = [jobPage, decodeURIComponent(parts[1])];
   else if (parts[0] === "jobs") page = jobsPage;
+  else if (parts[0] === "schedules") page = schedulesPage;
   const current = parts[0] ?? "future";
   for (const a of nav.querySelectorAll("a")) {
     if (a.dataset.page === current) a.setAttribute("aria-current", "page");
