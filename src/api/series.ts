@@ -52,7 +52,10 @@ export interface PreviewInput {
   /** Zone of a rule given here. Default: the scheduler's `timeZone`. */
   readonly timeZone?: string;
   readonly tenant?: string;
-  /** Occurrences strictly after this (epoch ms, Date or ISO time). Default: now. */
+  /**
+   * Occurrences strictly after this (epoch ms, Date or ISO time). Default: now, or for an
+   * active stored series its pending occurrence (included), so a skipped one is not shown.
+   */
   readonly from?: number | Date | string;
   /** How many, 1 to 100. Default 10. */
   readonly count?: number;
@@ -205,12 +208,16 @@ export class SeriesOperations {
     const count = optionalInteger(p.count, "count", 1, MAX_PREVIEW) ?? 10;
     let spec: Pick<Schedule, "rule" | "timeZone" | "gap" | "overlap" | "startAt" | "endAt">;
     let zone: string;
+    // Without `from`, a stored series' preview starts at its pending occurrence: one skipped
+    // (skipNextOccurrence) is not shown as coming, and the first shown is the one that fires.
+    let defaultFrom = now;
     if (p.scheduleId !== undefined) {
       const id = requireString(p.scheduleId, "scheduleId", { max: 64 });
       const s = await this.read(id, p.tenant);
       if (!s) throw new ScheduleNotFoundError(id);
       spec = s;
       zone = s.timeZone;
+      if (s.state === "active" && s.nextAt !== null) defaultFrom = s.nextAt - 1;
     } else {
       const def = validateRecurringInput(
         {
@@ -228,7 +235,9 @@ export class SeriesOperations {
     }
     if (p.timeZone !== undefined) assertTimeZone(p.timeZone, "timeZone");
     const from =
-      p.from === undefined ? now : parseDueTime(p.from, { now, field: "from", timeZone: zone });
+      p.from === undefined
+        ? defaultFrom
+        : parseDueTime(p.from, { now, field: "from", timeZone: zone });
     return recurrenceOf(spec).preview(from, count);
   }
 

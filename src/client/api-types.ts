@@ -168,7 +168,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** The next occurrences of a rule and zone not stored */
-    post: operations["previewSchedule"];
+    post: operations["previewOccurrences"];
     delete?: never;
     options?: never;
     head?: never;
@@ -238,7 +238,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Skip the pending occurrence; the one after it is written */
-    post: operations["skipSchedule"];
+    post: operations["skipNextOccurrence"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1070,8 +1070,8 @@ export interface components {
       overlap?: "first" | "both";
       /** @description Occurrences strictly after this (default: now) */
       from?: string | number;
-      /** @default 10 */
-      count: number;
+      /** @description Default 10 */
+      count?: number;
     };
     Schedule: {
       id: string;
@@ -2141,7 +2141,7 @@ export interface operations {
       };
     };
   };
-  previewSchedule: {
+  previewOccurrences: {
     parameters: {
       query?: never;
       header?: never;
@@ -2555,7 +2555,7 @@ export interface operations {
       };
     };
   };
-  skipSchedule: {
+  skipNextOccurrence: {
     parameters: {
       query?: never;
       header?: {
@@ -4215,13 +4215,13 @@ export const OPERATIONS = {
   cancelJobByKey: { method: "POST", path: "/v1/jobs/by-key/{key}/cancel" },
   listSchedules: { method: "GET", path: "/v1/schedules" },
   createSchedule: { method: "POST", path: "/v1/schedules" },
-  previewSchedule: { method: "POST", path: "/v1/schedules/preview" },
+  previewOccurrences: { method: "POST", path: "/v1/schedules/preview" },
   getSchedule: { method: "GET", path: "/v1/schedules/{id}" },
   deleteSchedule: { method: "DELETE", path: "/v1/schedules/{id}" },
   updateSchedule: { method: "PATCH", path: "/v1/schedules/{id}" },
   pauseSchedule: { method: "POST", path: "/v1/schedules/{id}/pause" },
   resumeSchedule: { method: "POST", path: "/v1/schedules/{id}/resume" },
-  skipSchedule: { method: "POST", path: "/v1/schedules/{id}/skip" },
+  skipNextOccurrence: { method: "POST", path: "/v1/schedules/{id}/skip" },
   nextOccurrences: { method: "GET", path: "/v1/schedules/{id}/next" },
   getStats: { method: "GET", path: "/v1/stats" },
   listChanges: { method: "GET", path: "/v1/changes" },

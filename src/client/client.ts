@@ -1,11 +1,19 @@
-import { parseRetryAfter } from "../core/retry-after.js";
 import { OPERATIONS, type components, type operations } from "./api-types.js";
+import { DuetimeConnectionError } from "./errors.js";
 import {
-  DuetimeApiError,
-  DuetimeConnectionError,
-  DuetimeResponseError,
-  type ApiErrorFields,
-} from "./errors.js";
+  apiError,
+  fillPath,
+  ifMatchHeader,
+  queryString,
+  resolveOptions,
+  retryWait,
+  sleep,
+  successBody,
+  type ClientOptions,
+  type Resolved,
+} from "./transport.js";
+
+export type { ClientOptions } from "./transport.js";
 
 type Schemas = components["schemas"];
 export type Job = Schemas["Job"];
@@ -17,30 +25,23 @@ export type BatchCreated = Schemas["BatchCreated"];
 export type JobPage = Schemas["JobPage"];
 export type Stats = Schemas["Stats"];
 export type ChangePage = Schemas["ChangePage"];
+export type Schedule = Schemas["Schedule"];
+export type ScheduleInput = Schemas["ScheduleInput"];
+export type SchedulePatch = Schemas["SchedulePatch"];
+export type ScheduleCreated = Schemas["ScheduleCreated"];
+export type SchedulePage = Schemas["SchedulePage"];
+export type PreviewInput = Schemas["PreviewInput"];
+export type OccurrencePage = Schemas["OccurrencePage"];
+export type ListSchedulesQuery = NonNullable<operations["listSchedules"]["parameters"]["query"]>;
+export type NextOccurrencesQuery = NonNullable<
+  operations["nextOccurrences"]["parameters"]["query"]
+>;
 export type ListJobsQuery = NonNullable<operations["listJobs"]["parameters"]["query"]>;
 export type StatsQuery = NonNullable<operations["getStats"]["parameters"]["query"]>;
 export type ChangesQuery = NonNullable<operations["listChanges"]["parameters"]["query"]>;
 
-type IfMatch = { ifMatch?: number | string; signal?: AbortSignal };
-
-/** Options of createClient. */
-export interface ClientOptions {
-  /** The server's base URL, e.g. `http://127.0.0.1:8080`. Required. */
-  readonly url: string;
-  /** An API key (`duetime keys create`), sent as a Bearer token. Required. */
-  readonly apiKey: string;
-  /** Retries of an answer 429 or 503, each after its `Retry-After` when given. Default 3. */
-  readonly retries?: number;
-  /**
-   * Longest wait before a retry, in ms. A `Retry-After` asking for longer is not waited
-   * out: the error is thrown at once, carrying `retryAfterMs`. Default 30000.
-   */
-  readonly maxRetryDelayMs?: number;
-  /** Timeout of each attempt, in ms. Default 30000. */
-  readonly timeoutMs?: number;
-  /** The fetch implementation. Default the global fetch. */
-  readonly fetch?: typeof fetch;
-}
+type Signal = { signal?: AbortSignal };
+type IfMatch = Signal & { ifMatch?: number | string };
 
 type Operation = keyof typeof OPERATIONS;
 type Op<O extends Operation> = O extends keyof operations ? operations[O] : never;
@@ -58,23 +59,11 @@ export interface CallInput<O extends Operation> {
   readonly signal?: AbortSignal;
 }
 
-interface Resolved {
-  readonly url: string;
-  readonly apiKey: string;
-  readonly retries: number;
-  readonly maxRetryDelayMs: number;
-  readonly timeoutMs: number;
-  readonly fetch: typeof fetch;
-}
-
-/** Base wait before the first retry when the server gives no Retry-After, in ms. */
-const BACKOFF_BASE_MS = 250;
-
 /**
  * A typed client of the duetime HTTP API (`duetime/client`), on fetch. Its types are
  * generated from the server's /openapi.json; `call` reaches every operation by its
  * operationId, the named methods cover the jobs (by id and by key), batch, reschedule, cancel,
- * change-feed and stats routes.
+ * schedules (recurring series), change-feed and stats routes.
  * Error answers throw DuetimeApiError (status, code, field, expected, received); 429 and
  * 503 are retried after their Retry-After.
  */
@@ -159,6 +148,78 @@ export class DuetimeClient {
     return this.call("listChanges", { query, ...options });
   }
 
+  /**
+   * Creates a recurring series. Without a `key`, the client gives it a random one, so a
+   * create retried after a 429 or 503 returns the first series instead of a second.
+   */
+  createSchedule(input: ScheduleInput, options: Signal = {}): Promise<ScheduleCreated> {
+    return this.call("createSchedule", { body: withKey(input), ...options });
+  }
+
+  async getSchedule(id: string, options: Signal = {}): Promise<Schedule> {
+    return (await this.call("getSchedule", { path: { id }, ...options })).schedule;
+  }
+
+  listSchedules(query: ListSchedulesQuery = {}, options: Signal = {}): Promise<SchedulePage> {
+    return this.call("listSchedules", { query, ...options });
+  }
+
+  /** Changes a series' rule or template; `ifMatch` as for rescheduleJob (412 when stale). */
+  updateSchedule(id: string, changes: SchedulePatch, options: IfMatch = {}): Promise<Schedule> {
+    return this.#change("updateSchedule", id, options, changes);
+  }
+
+  /** Pauses a series (its pending occurrence is cancelled). */
+  pauseSchedule(id: string, options: IfMatch = {}): Promise<Schedule> {
+    return this.#change("pauseSchedule", id, options);
+  }
+
+  /** Resumes a paused series from its first occurrence after now. */
+  resumeSchedule(id: string, options: IfMatch = {}): Promise<Schedule> {
+    return this.#change("resumeSchedule", id, options);
+  }
+
+  /** Skips a series' pending occurrence; the one after it is written. */
+  skipNextOccurrence(id: string, options: IfMatch = {}): Promise<Schedule> {
+    return this.#change("skipNextOccurrence", id, options);
+  }
+
+  /** Deletes a series (its pending occurrence is cancelled); resolves to it as it was. */
+  deleteSchedule(id: string, options: IfMatch = {}): Promise<Schedule> {
+    return this.#change("deleteSchedule", id, options);
+  }
+
+  /** The next occurrences of a stored series (`count` 1-100, after `from`, default now). */
+  nextOccurrences(id: string, query: NextOccurrencesQuery = {}, options: Signal = {}) {
+    return this.call("nextOccurrences", { path: { id }, query, ...options });
+  }
+
+  /** The next occurrences of a rule and zone not stored. */
+  previewOccurrences(input: PreviewInput, options: Signal = {}): Promise<OccurrencePage> {
+    return this.call("previewOccurrences", { body: input, ...options });
+  }
+
+  async #change(
+    operation:
+      | "updateSchedule"
+      | "pauseSchedule"
+      | "resumeSchedule"
+      | "skipNextOccurrence"
+      | "deleteSchedule",
+    id: string,
+    options: IfMatch,
+    body?: SchedulePatch,
+  ): Promise<Schedule> {
+    const { ifMatch, ...rest } = options;
+    const answer = await this.call(operation, {
+      path: { id },
+      headers: ifMatchHeader(ifMatch),
+      ...(body === undefined ? {} : { body }),
+      ...rest,
+    } as CallInput<typeof operation>);
+    return answer.schedule;
+  }
+
   getStats(query: StatsQuery = {}, options: { signal?: AbortSignal } = {}): Promise<Stats> {
     return this.call("getStats", { query, ...options });
   }
@@ -204,112 +265,8 @@ export function createClient(options: ClientOptions): DuetimeClient {
   return new DuetimeClient(options);
 }
 
-function resolveOptions(o: ClientOptions): Resolved {
-  if (typeof o.url !== "string" || !/^https?:\/\//i.test(o.url)) {
-    throw new TypeError(`duetime client: url must be an http(s) URL, got ${String(o.url)}`);
-  }
-  if (typeof o.apiKey !== "string" || o.apiKey === "") {
-    throw new TypeError("duetime client: apiKey is required");
-  }
-  const count = (v: number | undefined, name: string, fallback: number): number => {
-    if (v === undefined) return fallback;
-    if (!Number.isInteger(v) || v < 0)
-      throw new TypeError(`duetime client: ${name} must be an integer >= 0, got ${v}`);
-    return v;
-  };
-  return Object.freeze({
-    url: withoutTrailingSlashes(o.url),
-    apiKey: o.apiKey,
-    retries: count(o.retries, "retries", 3),
-    maxRetryDelayMs: count(o.maxRetryDelayMs, "maxRetryDelayMs", 30_000),
-    timeoutMs: count(o.timeoutMs, "timeoutMs", 30_000),
-    fetch: o.fetch ?? globalThis.fetch,
-  });
-}
-
-/** `url` without its trailing slashes; a scan from the end, as /\/+$/ is quadratic on "////x". */
-function withoutTrailingSlashes(url: string): string {
-  let end = url.length;
-  while (end > 0 && url.charCodeAt(end - 1) === 0x2f) end--;
-  return url.slice(0, end);
-}
-
-function withKey(input: JobInput): JobInput {
+function withKey<T extends { key?: string }>(input: T): T {
   return input.key === undefined
     ? { ...input, key: `client-${globalThis.crypto.randomUUID()}` }
     : input;
-}
-
-function fillPath(template: string, params: object | undefined): string {
-  const values = (params ?? {}) as Record<string, unknown>;
-  return template.replace(/\{(\w+)\}/g, (_m, name: string) => {
-    const v = values[name];
-    if (v === undefined) throw new TypeError(`duetime client: path parameter ${name} is missing`);
-    return encodeURIComponent(String(v));
-  });
-}
-
-function queryString(query: object | undefined): string {
-  const p = new URLSearchParams();
-  for (const [name, value] of Object.entries(query ?? {})) {
-    if (value !== undefined && value !== null) p.set(name, String(value));
-  }
-  const s = p.toString();
-  return s === "" ? "" : `?${s}`;
-}
-
-function ifMatchHeader(ifMatch: number | string | undefined): Record<string, string> {
-  if (ifMatch === undefined) return {};
-  return { "if-match": typeof ifMatch === "number" ? `"${ifMatch}"` : ifMatch };
-}
-
-async function successBody(res: Response): Promise<unknown> {
-  const text = await res.text();
-  if (text === "") return undefined;
-  if (!(res.headers.get("content-type") ?? "").includes("json")) return text;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new DuetimeResponseError(res.status, `HTTP ${res.status} with a body that is not JSON`);
-  }
-}
-
-async function apiError(res: Response): Promise<DuetimeApiError> {
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // a proxy's HTML error page: keep the text as the body
-  }
-  const fields = (body as { error?: Partial<ApiErrorFields> } | null)?.error ?? {
-    message: `HTTP ${res.status}: ${text.slice(0, 200)}`,
-  };
-  const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"), Date.now());
-  return new DuetimeApiError(res.status, fields, body, retryAfterMs);
-}
-
-/** How long to wait before retrying, or null to throw: only 429 and 503 are retried. */
-function retryWait(error: DuetimeApiError, attempt: number, o: Resolved): number | null {
-  if ((error.status !== 429 && error.status !== 503) || attempt >= o.retries) return null;
-  if (error.retryAfterMs !== null) {
-    return error.retryAfterMs <= o.maxRetryDelayMs ? error.retryAfterMs : null;
-  }
-  const ceiling = Math.min(o.maxRetryDelayMs, BACKOFF_BASE_MS * 2 ** attempt);
-  return ceiling / 2 + Math.random() * (ceiling / 2);
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      signal?.removeEventListener("abort", abort);
-      resolve();
-    }
-    function abort(): void {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    }
-    signal?.addEventListener("abort", abort, { once: true });
-  });
 }

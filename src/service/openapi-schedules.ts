@@ -161,7 +161,7 @@ export const SCHEDULE_PATHS: Record<string, unknown> = {
   },
   "/v1/schedules/preview": {
     post: {
-      operationId: "previewSchedule",
+      operationId: "previewOccurrences",
       summary: "The next occurrences of a rule and zone not stored",
       requestBody: { required: true, content: json(ref("PreviewInput")) },
       responses: { ...occurrences, "413": errorResponse("Body too large"), ...authErrors },
@@ -198,7 +198,7 @@ export const SCHEDULE_PATHS: Record<string, unknown> = {
     post: change("resumeSchedule", "Resume from the first occurrence after now"),
   },
   "/v1/schedules/{id}/skip": {
-    post: change("skipSchedule", "Skip the pending occurrence; the one after it is written"),
+    post: change("skipNextOccurrence", "Skip the pending occurrence; the one after it is written"),
   },
   "/v1/schedules/{id}/next": {
     get: {
@@ -292,7 +292,7 @@ export const SCHEDULE_SCHEMAS: Record<string, unknown> = {
     properties: {
       ...ruleFields,
       from: { ...time, description: "Occurrences strictly after this (default: now)" },
-      count: { type: "integer", minimum: 1, maximum: MAX_PREVIEW, default: 10 },
+      count: { type: "integer", minimum: 1, maximum: MAX_PREVIEW, description: "Default 10" },
     },
   },
   Schedule: {

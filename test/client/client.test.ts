@@ -7,6 +7,7 @@ import {
   DuetimeConnectionError,
   type DuetimeClient,
 } from "../../src/client/index.js";
+import { ManualClock } from "../../src/core/clock.js";
 import { startTestService, type TestService } from "../service/helpers.js";
 
 const FAR = { delayMs: 86_400_000, target: "https://hooks.example.com/a" };
@@ -89,6 +90,60 @@ describe("duetime/client against a real service", () => {
     const rest = await c.listChanges({ after: first.next, limit: 10 });
     expect(rest.changes.map((ch) => ch.kind)).toEqual(["cancelled"]);
     expect(rest.changes.every((ch) => ch.id === made.job.id)).toBe(true);
+  });
+
+  it("creates, reads, lists, changes with If-Match, pauses, skips, previews and deletes a series", async () => {
+    // a June day: no DST change in Paris for the days the series moves through
+    t = await startTestService({ clock: new ManualClock(Date.UTC(2026, 5, 10, 12)) });
+    const c = clientOf(t);
+    const made = await c.createSchedule({
+      cron: "0 9 * * 1-5",
+      timeZone: "Europe/Paris",
+      target: FAR.target,
+    });
+    expect(made.created).toBe(true);
+    expect(made.schedule.key).toMatch(/^client-[0-9a-f-]{36}$/);
+    const id = made.schedule.id;
+    expect(await c.getSchedule(id)).toMatchObject({ id, cron: "0 9 * * 1-5", state: "active" });
+    expect((await c.listSchedules({ state: "active" })).schedules.map((x) => x.id)).toEqual([id]);
+
+    const changed = await c.updateSchedule(id, { cron: "30 17 * * *" }, { ifMatch: 1 });
+    expect(changed).toMatchObject({ version: 2, cron: "30 17 * * *" });
+    const stale = await thrown(c.updateSchedule(id, { cron: "0 8 * * *" }, { ifMatch: 1 }));
+    expect([stale.status, stale.code, stale.field]).toEqual([412, "version-conflict", "if-match"]);
+    expect((stale.body as { schedule: { version: number } }).schedule.version).toBe(2);
+
+    expect((await c.pauseSchedule(id)).state).toBe("paused");
+    const resumed = await c.resumeSchedule(id);
+    const skipped = await c.skipNextOccurrence(id, { ifMatch: resumed.version });
+    // Wednesday 10 June: 17:30 Paris today is pending, skipped for tomorrow's
+    expect([resumed.nextAt, skipped.nextAt]).toEqual([
+      "2026-06-10T15:30:00.000Z",
+      "2026-06-11T15:30:00.000Z",
+    ]);
+    // from the pending occurrence: the skipped one is not shown as coming
+    const next = await c.nextOccurrences(id, { count: 2 });
+    expect(next.occurrences.map((o) => o.at)).toEqual([
+      "2026-06-11T15:30:00.000Z",
+      "2026-06-12T15:30:00.000Z",
+    ]);
+    const preview = await c.previewOccurrences({
+      rrule: "FREQ=MONTHLY;BYMONTHDAY=-1;BYHOUR=12;BYMINUTE=0;BYSECOND=0",
+      timeZone: "UTC",
+      from: "2028-01-15T00:00:00Z",
+      count: 2,
+    });
+    // the last day of January and of February in a leap year
+    expect(preview.occurrences.map((o) => o.at)).toEqual([
+      "2028-01-31T12:00:00.000Z",
+      "2028-02-29T12:00:00.000Z",
+    ]);
+    const bad = await thrown(c.previewOccurrences({ cron: "0 9 * *" }));
+    expect([bad.status, bad.field]).toEqual([400, "cron"]);
+
+    expect((await c.deleteSchedule(id)).id).toBe(id);
+    const gone = await thrown(c.getSchedule(id));
+    expect([gone.status, gone.field]).toEqual([404, "id"]);
   });
 
   it("throws the API's code, field, expected and received for bad input", async () => {

@@ -184,6 +184,12 @@ describe("one series: read, change, pause, resume, skip, delete", () => {
     const again = await t.api("POST", `/v1/schedules/${s.id}/skip`);
     // the weekend passes and the clocks go forward on the 29th: Monday 30 March is UTC+2
     expect(again.body.schedule.nextAt).toBe("2026-03-30T07:00:00.000Z");
+    // the preview starts at the pending occurrence: the skipped ones are not shown as coming
+    const next = await t.api("GET", `/v1/schedules/${s.id}/next?count=2`);
+    expect(next.body.occurrences.map((o: { at: string }) => o.at)).toEqual([
+      "2026-03-30T07:00:00.000Z",
+      "2026-03-31T07:00:00.000Z",
+    ]);
     expectError(
       await t.api("POST", `/v1/schedules/${s.id}/pause`, { body: { now: true } }),
       400,
