@@ -11,6 +11,7 @@ import { registerMigrate } from "./commands/migrate.js";
 import { registerReschedule } from "./commands/reschedule.js";
 import { registerRetry } from "./commands/retry.js";
 import { registerRun } from "./commands/run.js";
+import { registerSchedule } from "./commands/schedule.js";
 import { registerServe } from "./commands/serve.js";
 import { registerShow } from "./commands/show.js";
 import { registerStats } from "./commands/stats.js";
@@ -43,6 +44,7 @@ export function buildProgram(version: string): Command {
   registerCancel(program);
   registerReschedule(program);
   registerRetry(program);
+  registerSchedule(program);
   registerStats(program);
   registerRun(program);
   registerMigrate(program);
