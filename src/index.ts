@@ -34,7 +34,7 @@ export type {
   OperationsQuery,
   StartOperationOptions,
 } from "./api/scheduler.js";
-export type { ListQuery } from "./api/list-query.js";
+export type { CountQuery, ListQuery } from "./api/list-query.js";
 export type { LatenessSummary } from "./api/lateness.js";
 export { ActivityRecorder } from "./api/activity.js";
 export type { MinuteActivity } from "./api/activity.js";

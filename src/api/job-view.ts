@@ -30,6 +30,8 @@ export interface JobView {
   scheduleId: string | null;
   /** The occurrence's nominal wall time in the series' zone (Job.nominal), or null. */
   nominal: string | null;
+  /** Its tags, in the order given (empty when none). */
+  tags: readonly string[];
 }
 
 export function jobView(job: Job): JobView {
@@ -56,6 +58,7 @@ export function jobView(job: Job): JobView {
     finishedAt: job.finishedAt === null ? null : iso(job.finishedAt),
     scheduleId: job.scheduleId,
     nominal: job.nominal,
+    tags: job.tags,
   };
 }
 

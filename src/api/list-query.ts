@@ -2,6 +2,7 @@ import { InvalidJobError } from "../core/errors.js";
 import { isJobId } from "../core/ids.js";
 import { JOB_STATUSES, type Job, type JobStatus } from "../core/job.js";
 import { assertTimeZone, parseDueTime } from "../core/time-input.js";
+import { MAX_TAG_LENGTH, TAG_RULE } from "../core/tags.js";
 import { rejectUnknownFields, requireObject, requireString } from "../core/validate.js";
 
 /** Filters and paging of `list`. */
@@ -19,7 +20,15 @@ export interface ListQuery {
   readonly tenant?: string;
   /** IANA zone for natural-language `dueFrom`/`dueTo`. Default UTC. */
   readonly timeZone?: string;
+  /**
+   * Only jobs carrying this tag, read from the tag index (cost tracks the tag's jobs, not
+   * the backlog); the page is then in job id order (creation order), not due order.
+   */
+  readonly tag?: string;
 }
+
+/** What `countJobs` counts: the jobs of one tag, by status and due range. */
+export type CountQuery = Omit<ListQuery, "cursor" | "limit" | "tag"> & { readonly tag: string };
 
 export interface ParsedListQuery {
   readonly filter: {
@@ -27,12 +36,13 @@ export interface ParsedListQuery {
     dueFrom?: number;
     dueTo?: number;
     tenant?: string;
+    tag?: string;
   };
   readonly cursor?: string;
   readonly limit: number;
 }
 
-const FIELDS = ["status", "dueFrom", "dueTo", "cursor", "limit", "tenant", "timeZone"];
+const FIELDS = ["status", "dueFrom", "dueTo", "cursor", "limit", "tenant", "timeZone", "tag"];
 
 /** Longest cursor accepted: a real one (base64url of `[dueAt, id]`) is about 60 characters. */
 export const MAX_CURSOR = 200;
@@ -51,6 +61,7 @@ export const LIST_QUERY_PARAMS = {
   cursor: { kind: "text", max: MAX_CURSOR },
   limit: { kind: "int", min: 1, max: 1000 },
   timeZone: { kind: "zone" },
+  tag: { kind: "text", max: MAX_TAG_LENGTH },
 } as const;
 
 export function parseListQuery(raw: unknown, now: number): ParsedListQuery {
@@ -74,6 +85,7 @@ export function parseListQuery(raw: unknown, now: number): ParsedListQuery {
   }
   if (q.dueTo !== undefined) filter.dueTo = parseDueTime(q.dueTo, { now, field: "dueTo", ...zone });
   if (q.tenant !== undefined) filter.tenant = requireString(q.tenant, "tenant", TENANT_FILTER_RULE);
+  if (q.tag !== undefined) filter.tag = requireString(q.tag, "tag", TAG_RULE);
   let limit = 50;
   if (q.limit !== undefined) {
     if (
@@ -89,7 +101,8 @@ export function parseListQuery(raw: unknown, now: number): ParsedListQuery {
   if (q.cursor !== undefined) {
     if (typeof q.cursor !== "string" || q.cursor.length > MAX_CURSOR)
       throw new InvalidJobError("cursor", "a cursor returned by a previous page", q.cursor);
-    decodeCursor(q.cursor);
+    if (filter.tag === undefined) decodeCursor(q.cursor);
+    else decodeTagCursor(q.cursor);
     return { filter, cursor: q.cursor, limit };
   }
   return { filter, limit };
@@ -111,4 +124,19 @@ export function decodeCursor(cursor: string): { dueAt: number; id: string } {
     // fall through to the error below
   }
   throw new InvalidJobError("cursor", "a cursor returned by a previous page", cursor);
+}
+
+/** Opaque cursor of a listing by tag: base64url of the last job id read from the tag index. */
+export function encodeTagCursor(afterId: string): string {
+  return Buffer.from(JSON.stringify(["tag", afterId])).toString("base64url");
+}
+
+export function decodeTagCursor(cursor: string): string {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
+    if (Array.isArray(v) && v[0] === "tag" && isJobId(v[1])) return v[1];
+  } catch {
+    // fall through to the error below
+  }
+  throw new InvalidJobError("cursor", "a cursor returned by a previous page of this tag", cursor);
 }

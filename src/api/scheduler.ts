@@ -30,7 +30,14 @@ import {
   type SchedulerSettings,
   type SchedulerOptions,
 } from "../engine/options.js";
-import { decodeCursor, encodeCursor, parseListQuery, type ListQuery } from "./list-query.js";
+import {
+  decodeCursor,
+  encodeCursor,
+  parseListQuery,
+  type CountQuery,
+  type ListQuery,
+} from "./list-query.js";
+import { listByTag } from "./tag-list.js";
 import { LatenessRecorder } from "./lateness.js";
 import { ActivityRecorder } from "./activity.js";
 import { HandlerRegistry } from "./handler-registry.js";
@@ -419,6 +426,21 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     return this.store.jobsCountByStatus(opts);
   }
 
+  /**
+   * How many of a tenant's jobs carry `tag` (required), by status and due range: a count
+   * over the tag index, whose cost tracks the tag's jobs, not the backlog.
+   */
+  async countJobs(query: CountQuery): Promise<number> {
+    const q = parseListQuery(query, this.clock.now());
+    const { tag, ...rest } = q.filter;
+    if (tag === undefined) throw new InvalidJobError("tag", "a tag to count the jobs of", tag);
+    return this.store.jobsCountByTag({
+      ...rest,
+      tenant: rest.tenant ?? this.options.defaultTenant,
+      tag,
+    });
+  }
+
   /** Pending jobs per bucket starting in [from, to), from the per-bucket counters. */
   bucketCounts(opts: { from: number; to: number; tenant?: string }): Promise<BucketCount[]> {
     return this.store.bucketsCounts(opts);
@@ -464,9 +486,13 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     return this.storeInfo();
   }
 
-  /** A page of jobs in due order; filters by status and due range. */
+  /**
+   * A page of jobs in due order; filters by status and due range. With `tag`, the jobs of
+   * the tenant carrying it, read from the tag index, in job id order (see listByTag).
+   */
   async list(query: ListQuery = {}): Promise<ListPage> {
     const q = parseListQuery(query, this.clock.now());
+    if (q.filter.tag !== undefined) return listByTag(this.store, q, this.options.defaultTenant);
     const jobs = await this.store.jobsList({
       ...q.filter,
       ...(q.cursor === undefined ? {} : { after: decodeCursor(q.cursor) }),

@@ -21,6 +21,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/jobs/count": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Count the jobs carrying a tag (by status and due range), from the tag index: the cost tracks the tag's jobs */
+    get: operations["countJobs"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/jobs/batch": {
     parameters: {
       query?: never;
@@ -772,6 +789,8 @@ export interface components {
       maxAttempts?: number;
       /** @description Misfire tolerance: expire instead of firing when this late */
       expireAfterMs?: number;
+      /** @description Labels to find and act on the job by ('user:42'): at most 16, each 1 to 64 printable characters without spaces, none repeated */
+      tags?: string[];
     };
     RescheduleInput: {
       dueAt?: string | number;
@@ -812,6 +831,11 @@ export interface components {
       scheduleId: string | null;
       /** @description The occurrence's nominal wall time in the series' zone (ISO without offset, '#2' for the second instant of a repeated hour), or null */
       nominal: string | null;
+      /** @description Labels to find and act on the job by ('user:42'): at most 16, each 1 to 64 printable characters without spaces, none repeated */
+      tags: string[];
+    };
+    JobCount: {
+      count: number;
     };
     JobEnvelope: {
       job: components["schemas"]["Job"];
@@ -1386,6 +1410,8 @@ export interface operations {
         /** @description `nextCursor` of the previous page */
         cursor?: string;
         limit?: number;
+        /** @description Only the jobs carrying this tag, read from the tag index; the page is then in job id (creation) order */
+        tag?: string;
       };
       header?: never;
       path?: never;
@@ -1505,6 +1531,62 @@ export interface operations {
       };
       /** @description Body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  countJobs: {
+    parameters: {
+      query: {
+        /** @description Only the jobs carrying this tag, read from the tag index; the page is then in job id (creation) order */
+        tag: string;
+        /** @description One or more states, repeated or comma-separated */
+        status?: string;
+        dueFrom?: string;
+        dueTo?: string;
+        timeZone?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The count */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["JobCount"];
+        };
+      };
+      /** @description Invalid or missing query parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
         headers: {
           [name: string]: unknown;
         };
@@ -4206,6 +4288,7 @@ export interface operations {
 export const OPERATIONS = {
   listJobs: { method: "GET", path: "/v1/jobs" },
   createJob: { method: "POST", path: "/v1/jobs" },
+  countJobs: { method: "GET", path: "/v1/jobs/count" },
   createJobs: { method: "POST", path: "/v1/jobs/batch" },
   getJob: { method: "GET", path: "/v1/jobs/{id}" },
   rescheduleJob: { method: "POST", path: "/v1/jobs/{id}/reschedule" },

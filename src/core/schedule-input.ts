@@ -1,6 +1,7 @@
 import { InvalidJobError, InvalidJobsError, type InvalidItem } from "./errors.js";
 import { KEY_MODES, type JsonValue, type KeyMode, type NewJob } from "./job.js";
 import { MAX_DELAY_MS, resolveDueTime } from "./due-time.js";
+import { optionalTags } from "./tags.js";
 import {
   isObject,
   optionalInteger,
@@ -56,6 +57,11 @@ export interface ScheduleInput {
   readonly maxAttempts?: number;
   /** Misfire tolerance in ms: if claimed later than this after dueAt it is expired, not fired. */
   readonly expireAfterMs?: number | null;
+  /**
+   * Labels to find and act on the job by (`user:42`): at most 16, each 1 to 64 printable
+   * characters without spaces, none repeated. Default none.
+   */
+  readonly tags?: readonly string[] | null;
 }
 
 export const SCHEDULE_INPUT_FIELDS = [
@@ -72,6 +78,7 @@ export const SCHEDULE_INPUT_FIELDS = [
   "tenant",
   "maxAttempts",
   "expireAfterMs",
+  "tags",
 ] as const;
 
 export interface ScheduleContext {
@@ -184,6 +191,7 @@ function validate(raw: unknown, ctx: ScheduleContext, prefix: FieldPrefix): NewJ
     optionalInteger(input.expireAfterMs, "expireAfterMs", 0, MAX_DELAY_MS, prefix) ?? null;
 
   const modes = keyModeFields(input, key, prefix);
+  const tags = optionalTags(input.tags, prefix);
 
   return {
     id: ctx.newId(),
@@ -198,6 +206,7 @@ function validate(raw: unknown, ctx: ScheduleContext, prefix: FieldPrefix): NewJ
     targetOptions,
     maxAttempts,
     expireAfterMs,
+    ...(tags === undefined ? {} : { tags }),
   };
 }
 

@@ -23,6 +23,7 @@ export const HTTP_JOB_FIELDS = [
   "maxWaitMs",
   "maxAttempts",
   "expireAfterMs",
+  "tags",
 ] as const;
 
 export interface JobInputContext {

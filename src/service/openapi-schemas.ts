@@ -1,3 +1,4 @@
+import { MAX_TAG_LENGTH, MAX_TAGS } from "../core/tags.js";
 import { CHANGE_KINDS } from "../core/change.js";
 import { JOB_STATUSES } from "../core/job.js";
 
@@ -5,6 +6,15 @@ import { JOB_STATUSES } from "../core/job.js";
  * The schemas of the OpenAPI document (components.schemas) and the pieces its operations
  * share; see openapi.ts.
  */
+/** A job's tags (src/core/tags.ts), on create and in Job. */
+const TAGS_SCHEMA = {
+  type: "array",
+  maxItems: MAX_TAGS,
+  uniqueItems: true,
+  items: { type: "string", minLength: 1, maxLength: MAX_TAG_LENGTH, pattern: "^[^\\s]+$" },
+  description: `Labels to find and act on the job by ('user:42'): at most ${MAX_TAGS}, each 1 to ${MAX_TAG_LENGTH} printable characters without spaces, none repeated`,
+} as const;
+
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 export const json = (schema: object) => ({ "application/json": { schema } });
 export const errorResponse = (description: string) => ({
@@ -88,6 +98,7 @@ export const SCHEMAS: Record<string, unknown> = {
         minimum: 0,
         description: "Misfire tolerance: expire instead of firing when this late",
       },
+      tags: TAGS_SCHEMA,
     },
   },
   RescheduleInput: {
@@ -125,6 +136,7 @@ export const SCHEMAS: Record<string, unknown> = {
       "finishedAt",
       "scheduleId",
       "nominal",
+      "tags",
     ],
     properties: {
       id: { type: "string" },
@@ -157,7 +169,13 @@ export const SCHEMAS: Record<string, unknown> = {
         description:
           "The occurrence's nominal wall time in the series' zone (ISO without offset, '#2' for the second instant of a repeated hour), or null",
       },
+      tags: TAGS_SCHEMA,
     },
+  },
+  JobCount: {
+    type: "object",
+    required: ["count"],
+    properties: { count: { type: "integer", minimum: 0 } },
   },
   JobEnvelope: { type: "object", required: ["job"], properties: { job: ref("Job") } },
   JobCreated: {

@@ -10,6 +10,15 @@ import { MAX_BATCH } from "./routes/jobs.js";
  * it with an OpenAPI validator and checks that its paths are exactly the server's routes.
  */
 
+/** `tag` of the job listing and count. */
+const TAG_PARAM = {
+  name: "tag",
+  in: "query",
+  description:
+    "Only the jobs carrying this tag, read from the tag index; the page is then in job id (creation) order",
+  schema: { type: "string", maxLength: 64 },
+} as const;
+
 export function openApiDocument(version: string): Record<string, unknown> {
   return {
     openapi: "3.1.0",
@@ -93,10 +102,35 @@ export function openApiDocument(version: string): Record<string, unknown> {
               in: "query",
               schema: { type: "integer", minimum: 1, maximum: 1000, default: 50 },
             },
+            TAG_PARAM,
           ],
           responses: {
             "200": { description: "A page", content: json(ref("JobPage")) },
             "400": errorResponse("Invalid query parameter"),
+            ...authErrors,
+          },
+        },
+      },
+      "/v1/jobs/count": {
+        get: {
+          operationId: "countJobs",
+          summary:
+            "Count the jobs carrying a tag (by status and due range), from the tag index: the cost tracks the tag's jobs",
+          parameters: [
+            { ...TAG_PARAM, required: true },
+            {
+              name: "status",
+              in: "query",
+              description: "One or more states, repeated or comma-separated",
+              schema: { type: "string" },
+            },
+            { name: "dueFrom", in: "query", schema: { type: "string" } },
+            { name: "dueTo", in: "query", schema: { type: "string" } },
+            { name: "timeZone", in: "query", schema: { type: "string" } },
+          ],
+          responses: {
+            "200": { description: "The count", content: json(ref("JobCount")) },
+            "400": errorResponse("Invalid or missing query parameter"),
             ...authErrors,
           },
         },

@@ -84,7 +84,7 @@ function createRoutes(app: FastifyInstance, o: JobRoutesOptions): void {
   });
 }
 
-/** GET /v1/jobs/:id and GET /v1/jobs. */
+/** GET /v1/jobs/:id, GET /v1/jobs and GET /v1/jobs/count. */
 function readRoutes(app: FastifyInstance, s: Scheduler): void {
   app.get<{ Params: { id: string } }>("/v1/jobs/:id", async (request, reply) => {
     const job = await s.get(request.params.id, { tenant: request.tenant });
@@ -95,6 +95,16 @@ function readRoutes(app: FastifyInstance, s: Scheduler): void {
   app.get("/v1/jobs", async (request) => {
     const page = await s.list({ ...listQueryFrom(request.query), tenant: request.tenant });
     return { jobs: page.jobs.map(jobView), nextCursor: page.nextCursor };
+  });
+
+  app.get("/v1/jobs/count", async (request) => {
+    const q = listQueryFrom(request.query);
+    if (q.cursor !== undefined || q.limit !== undefined) {
+      const field = q.cursor !== undefined ? "cursor" : "limit";
+      throw invalid(new InvalidJobError(field, "no such parameter on a count", q[field]));
+    }
+    const count = await s.countJobs({ ...q, tag: q.tag!, tenant: request.tenant });
+    return { count };
   });
 }
 
