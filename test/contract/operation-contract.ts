@@ -268,6 +268,23 @@ export function describeOperationContract(name: string, makeStore: () => Promise
       });
     });
 
+    it("matches jobs carrying every tag of the filter", async () => {
+      const [both, one, none] = await insert([
+        job({ tags: ["user:42", "campaign:spring"] }),
+        job({ tags: ["user:42"] }),
+        job(),
+      ]);
+      const { op } = await runAll(
+        (await start("cancel", { tags: ["user:42", "campaign:spring"] })).id,
+        2,
+      );
+      expect(op).toMatchObject({ state: "done", changed: 1, skipped: 0 });
+      expect(await store.jobGet({ id: both!.id })).toMatchObject({ status: "cancelled" });
+      for (const j of [one!, none!]) {
+        expect(await store.jobGet({ id: j.id })).toMatchObject({ status: "pending" });
+      }
+    });
+
     it("a cancelled operation runs no further batch", async () => {
       const jobs = await insert(Array.from({ length: 4 }, () => job()));
       const op = await start("cancel", { all: true });

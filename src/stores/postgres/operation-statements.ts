@@ -18,7 +18,7 @@ export function operationStatements(schema: string) {
     .join(", ");
   const picked = `unnest($1::int[], $2::text[]) AS u(shard, id)`;
   const side = (table: string, status: string) => `(SELECT shard, id, ${status} AS status,
-      target, key, due_at, schedule_id FROM ${s}.${table}
+      target, key, due_at, schedule_id, tags FROM ${s}.${table}
     WHERE tenant = $1 AND (shard, id) > ($2::int, $3::text) ORDER BY shard, id LIMIT $4)`;
   return {
     insert: `INSERT INTO ${s}.operations (${cols}) VALUES (${params})`,

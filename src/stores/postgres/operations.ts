@@ -30,6 +30,8 @@ interface CandidateRow {
   key: string | null;
   due_at: string | number;
   schedule_id: string | null;
+  /** JSON text, or null: none. */
+  tags: string | null;
 }
 
 /** The pool, or one transaction's client. */
@@ -137,7 +139,7 @@ export async function stepOperation(
       target: r.target,
       key: r.key,
       dueAt: Number(r.due_at),
-      tags: [],
+      tags: r.tags === null ? [] : (JSON.parse(r.tags) as string[]),
       scheduleId: r.schedule_id,
     };
     if (!matchesFilter(op.filter, j)) continue;

@@ -137,7 +137,7 @@ export function stepOperation(
     const stored = decodeRow(row);
     last = stored.seq;
     const j = stored.job;
-    const candidate = { ...j, tags: [] as string[] };
+    const candidate = j;
     if (!matchesFilter(op.filter, candidate)) continue;
     if (decide(op, candidate) === "act" && act(ctx, stored, op, p.now, deltas)) changed++;
     else skipped++;
