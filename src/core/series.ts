@@ -114,6 +114,12 @@ export interface Schedule {
   readonly lastJobId: string | null;
   readonly createdAt: number;
   readonly updatedAt: number;
+  /**
+   * Why the series ended when a claim could not advance it (its stored rule no longer
+   * compiles, its row is corrupt): the occurrence claimed still fired, nothing followed.
+   * Null otherwise (an end or count reached, or still going).
+   */
+  readonly endedReason: string | null;
 }
 
 /** A new series' record from its validated definition: active, nothing fired yet. */
@@ -132,6 +138,7 @@ export function newSeriesRecord(
     | "lastJobId"
     | "createdAt"
     | "updatedAt"
+    | "endedReason"
   >,
   now: number,
 ): Schedule {
@@ -149,6 +156,7 @@ export function newSeriesRecord(
     lastJobId: null,
     createdAt: now,
     updatedAt: now,
+    endedReason: null,
   };
 }
 
@@ -311,4 +319,29 @@ function skipPast(
   }
   if (next !== null && next.at <= now) next = r.next(now);
   return { next, count };
+}
+
+/** Longest `endedReason` kept (the error's message, cut). */
+const MAX_ENDED_REASON = 500;
+
+/**
+ * One claimed occurrence's series step: `advanced` (advanceSeries), or `broken` when the
+ * series cannot be advanced (`read` or the rule throws: a stored rule that no longer
+ * compiles, a corrupt row). A broken series is recorded as ended with the reason and the
+ * claim goes on: one bad series must not roll back the claim of every other job in the
+ * batch (which would then be claimed, and fail, again on every poll).
+ */
+export type SeriesStep =
+  | { readonly kind: "advanced"; readonly schedule: Schedule; readonly job: NewJob | null }
+  | { readonly kind: "broken"; readonly reason: string };
+
+export function stepSeries(read: () => Schedule, now: number, newId: () => string): SeriesStep {
+  try {
+    const { schedule, job } = advanceSeries(read(), now, newId);
+    return { kind: "advanced", schedule, job };
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    const reason = `the series could not be advanced: ${message}`;
+    return { kind: "broken", reason: reason.slice(0, MAX_ENDED_REASON) };
+  }
 }

@@ -38,6 +38,7 @@ export interface ScheduleRow {
   last_job_id: string | null;
   created_at: number;
   updated_at: number;
+  ended_reason: string | null;
 }
 
 export const SCHEDULE_COLUMNS: readonly (keyof ScheduleRow)[] = Object.freeze([
@@ -71,6 +72,26 @@ export const SCHEDULE_COLUMNS: readonly (keyof ScheduleRow)[] = Object.freeze([
   "catch_up_fired",
   "last_job_id",
   "created_at",
+  "updated_at",
+  "ended_reason",
+]);
+
+/**
+ * The columns a claim's series step writes (advanceSeries changes no other): the claim
+ * updates only these, so the row's indexed columns (tenant, key) and its template are not
+ * rewritten for every occurrence fired.
+ */
+export const SCHEDULE_ADVANCE_COLUMNS: readonly (keyof ScheduleRow)[] = Object.freeze([
+  "id",
+  "state",
+  "next_job_id",
+  "next_at",
+  "next_nominal",
+  "fired_count",
+  "missed_count",
+  "last_misfire_at",
+  "catch_up_fired",
+  "last_job_id",
   "updated_at",
 ]);
 
@@ -108,6 +129,7 @@ export function scheduleToRow(s: Schedule): ScheduleRow {
     last_job_id: s.lastJobId,
     created_at: s.createdAt,
     updated_at: s.updatedAt,
+    ended_reason: s.endedReason,
   };
 }
 
@@ -153,6 +175,7 @@ export function rowToSchedule(r: ScheduleRow): Schedule {
     lastJobId: r.last_job_id,
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
+    endedReason: r.ended_reason ?? null,
   };
 }
 

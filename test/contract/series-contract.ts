@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createIdGenerator } from "../../src/core/ids.js";
+import type { NewJob } from "../../src/core/job.js";
 import { newSeriesRecord, withNext, type Schedule } from "../../src/core/series.js";
 import type { Store } from "../../src/store/store.js";
 
@@ -154,6 +155,39 @@ export function describeSeriesContract(name: string, makeStore: () => Promise<St
         dueAt: FIRST + 1000,
       });
       expect(await store.scheduleGet({ id: schedule.id })).toEqual(next.schedule);
+    });
+
+    it("a series the claim cannot advance ends with the reason; the rest of the claim stands", async () => {
+      const good = await stored();
+      // a stored rule that no longer compiles (written by an older version, or corrupted)
+      const bad = await stored({ rule: { cron: "61 9 * * *" } });
+      const plain: NewJob = { ...good.job, id: newId(), scheduleId: null, nominal: null };
+      await store.jobsInsert({ jobs: [plain], now: T0 });
+      await store.bucketsStage({ until: FIRST, maxRows: 100 });
+      const claimed = await store.jobsClaimDue({
+        now: FIRST,
+        dueBefore: FIRST,
+        limit: 10,
+        leaseMs: 1000,
+        owner: "n",
+      });
+      expect(claimed.map((j) => j.id).sort()).toEqual([good.job.id, bad.job.id, plain.id].sort());
+      const ended = (await store.scheduleGet({ id: bad.schedule.id }))!;
+      expect(ended).toMatchObject({
+        state: "ended",
+        nextJobId: null,
+        nextAt: null,
+        firedCount: 1,
+        lastJobId: bad.job.id,
+      });
+      expect(ended.endedReason).toMatch(/^the series could not be advanced: .*cron/);
+      expect(await store.scheduleGet({ id: good.schedule.id })).toMatchObject({
+        state: "active",
+        firedCount: 1,
+        nextAt: FIRST + DAY,
+        endedReason: null,
+      });
+      expect(await store.jobsCountByStatus({})).toMatchObject({ pending: 1, claimed: 3 });
     });
 
     it("delete cancels the pending occurrence; lists page by id, tenant and state", async () => {

@@ -28,6 +28,30 @@ import { nextOccurrence } from "./zone-mapping.js";
  */
 const CACHE_SIZE = 10_000;
 const cache = new Map<string, Recurrence>();
+/**
+ * Parsed rule texts (croner's parse and the field tables, an RRULE's plan), kept apart from
+ * the compiled rules because a series' spec carries its own start: a million series of the
+ * same few rules are a million specs (each a miss of `cache` once it is full) but a handful
+ * of plans, and the plan is most of a compile's cost (bench/series.ts, bench/recurrence.ts).
+ * A cron plan depends on the text alone; an RRULE's on its text, zone and start's wall time.
+ */
+const plans = new Map<string, Plan>();
+
+/** `map`'s entry for `key`, made by `make` on a miss; least recently used first out. */
+function cached<T>(map: Map<string, T>, key: string | null, make: () => T): T {
+  const hit = key === null ? undefined : map.get(key);
+  if (hit !== undefined) {
+    map.delete(key!);
+    map.set(key!, hit);
+    return hit;
+  }
+  const made = make();
+  if (key !== null) {
+    if (map.size >= CACHE_SIZE) map.delete(map.keys().next().value!);
+    map.set(key, made);
+  }
+  return made;
+}
 
 const RULE_TEXT =
   'an object with cron (e.g. "0 9 * * 1-5") or rrule (e.g. "FREQ=WEEKLY;BYDAY=MO;BYHOUR=9")';
@@ -110,15 +134,17 @@ interface Plan {
 
 function plan(spec: RecurrenceSpec, start: number | undefined): Plan {
   const { kind, text } = ruleText(spec.rule);
-  if (kind === "cron") return compileCron(text);
-  const parts = parseRrule(text);
+  if (kind === "cron") return cached(plans, `cron:${text}`, () => compileCron(text));
   const anchor = start === undefined ? null : floatingOf(start, spec.timeZone);
-  const compiled = compileRrule(parts, text, anchor);
-  return {
-    ...compiled,
-    ...(parts.until === undefined ? {} : { end: untilInstant(parts.until, spec.timeZone) }),
-    ...(parts.count === undefined ? {} : { count: parts.count }),
-  };
+  return cached(plans, JSON.stringify(["rrule", text, spec.timeZone, anchor]), () => {
+    const parts = parseRrule(text);
+    const compiled = compileRrule(parts, text, anchor);
+    return {
+      ...compiled,
+      ...(parts.until === undefined ? {} : { end: untilInstant(parts.until, spec.timeZone) }),
+      ...(parts.count === undefined ? {} : { count: parts.count }),
+    };
+  });
 }
 
 function minDefined(a: number | undefined, b: number | undefined): number | undefined {
@@ -135,19 +161,7 @@ function minDefined(a: number | undefined, b: number | undefined): number | unde
 export function compileRecurrence(spec: RecurrenceSpec): Recurrence {
   if (!isObject(spec))
     throw new InvalidJobError("recurrence", "an object with rule and timeZone", spec);
-  const key = cacheKey(spec);
-  const hit = key === null ? undefined : cache.get(key);
-  if (hit !== undefined) {
-    cache.delete(key!);
-    cache.set(key!, hit);
-    return hit;
-  }
-  const compiled = build(spec);
-  if (key !== null) {
-    if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
-    cache.set(key, compiled);
-  }
-  return compiled;
+  return cached(cache, cacheKey(spec), () => build(spec));
 }
 
 function cacheKey(spec: RecurrenceSpec): string | null {

@@ -326,6 +326,8 @@ export function migrations(schema: string): readonly string[] {
     END $$;
 
     `,
+    // Version 10: why a series ended when a claim could not advance it (core/series.ts).
+    `ALTER TABLE ${s}.schedules ADD COLUMN ended_reason text`,
   ];
 }
 

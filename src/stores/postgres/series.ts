@@ -1,9 +1,10 @@
 import type pg from "pg";
 import { shardOf } from "../../core/ids.js";
 import type { Job, NewJob } from "../../core/job.js";
-import { advanceSeries, type Schedule } from "../../core/series.js";
+import { stepSeries, type Schedule } from "../../core/series.js";
 import {
   rowToSchedule,
+  SCHEDULE_ADVANCE_COLUMNS,
   SCHEDULE_COLUMNS,
   scheduleRowValues,
   scheduleToRow,
@@ -26,6 +27,9 @@ export function seriesStatements(schema: string) {
   const assign = SCHEDULE_COLUMNS.map((c, i) => `${c} = $${i + 1}`)
     .filter((_, i) => i > 0)
     .join(", ");
+  const advance = SCHEDULE_ADVANCE_COLUMNS.map((c, i) => `${c} = $${i + 1}`)
+    .filter((_, i) => i > 0)
+    .join(", ");
   return {
     /** Partial unique index schedules_key: a key its tenant holds makes this a no-op. */
     insert: `INSERT INTO ${s}.schedules (${cols}) VALUES (${params})
@@ -40,6 +44,12 @@ export function seriesStatements(schema: string) {
     byKey: `SELECT ${cols} FROM ${s}.schedules WHERE tenant = $1 AND key = $2`,
     /** Every column of a series locked in the same transaction (primary key). */
     write: `UPDATE ${s}.schedules SET ${assign} WHERE id = $1`,
+    /** A claim's series step (advanceSeries): its columns only, the row locked by the claim. */
+    advance: `UPDATE ${s}.schedules SET ${advance} WHERE id = $1`,
+    /** A series the claim cannot advance, ended with the reason (core/series.ts stepSeries). */
+    break: `UPDATE ${s}.schedules SET state = 'ended', next_job_id = NULL, next_at = NULL,
+      next_nominal = NULL, fired_count = fired_count + 1, last_job_id = $2,
+      ended_reason = $3, updated_at = $4 WHERE id = $1`,
     delete: `DELETE FROM ${s}.schedules WHERE id = $1`,
     /** Primary key after $1, or index schedules_tenant (tenant, id); the state per row. */
     page: `SELECT ${cols} FROM ${s}.schedules
@@ -139,7 +149,8 @@ export async function deleteSchedule(
  * In the claim's transaction (claim.ts): each claimed job its series names as the pending
  * occurrence advances the series (advanceSeries) and the next occurrence is inserted; the
  * series rows are locked first, so a concurrent change or claim waits. A job its series no
- * longer names (claimed again after its lease ran out, series deleted) advances nothing.
+ * longer names (claimed again after its lease ran out, series deleted) advances nothing. A
+ * series that cannot be advanced is ended with the reason (stepSeries); the claim goes on.
  */
 export async function advanceClaimed(
   c: pg.ClientBase,
@@ -155,9 +166,17 @@ export async function advanceClaimed(
   const next: NewJob[] = [];
   for (const row of rows) {
     if (row.next_job_id === null || occurrences.get(row.id) !== row.next_job_id) continue;
-    const advanced = advanceSeries(rowToSchedule(row), now, newId);
-    await c.query(d.series.write, scheduleRowValues(scheduleToRow(advanced.schedule)));
-    if (advanced.job) next.push(advanced.job);
+    const step = stepSeries(() => rowToSchedule(row), now, newId);
+    if (step.kind === "broken") {
+      await c.query(d.series.break, [row.id, row.next_job_id, step.reason, now]);
+      continue;
+    }
+    const values = scheduleToRow(step.schedule);
+    await c.query(
+      d.series.advance,
+      SCHEDULE_ADVANCE_COLUMNS.map((col) => values[col]),
+    );
+    if (step.job) next.push(step.job);
   }
   await insertJob(c, d, next, now);
 }

@@ -325,4 +325,9 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX held_pause ON held (pause_id, seq);
   `,
+  // Version 10: why a series ended when a claim could not advance it (a rule that no longer
+  // compiles, a corrupt row): the claim records it and goes on (core/series.ts stepSeries).
+  `
+  ALTER TABLE schedules ADD COLUMN ended_reason TEXT;
+  `,
 ];

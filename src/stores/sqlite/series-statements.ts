@@ -2,11 +2,14 @@
  * The SQLite statements of recurring series (see series.ts), merged into statements.ts's SQL.
  * A series is one row of `schedules` (primary key id, a ULID: rows append in creation order).
  */
-import { SCHEDULE_COLUMNS } from "../../store/schedule-row.js";
+import { SCHEDULE_ADVANCE_COLUMNS, SCHEDULE_COLUMNS } from "../../store/schedule-row.js";
 
 const COLUMNS = SCHEDULE_COLUMNS.join(", ");
 const PLACEHOLDERS = SCHEDULE_COLUMNS.map((c) => `@${c}`).join(", ");
 const ASSIGN = SCHEDULE_COLUMNS.filter((c) => c !== "id")
+  .map((c) => `${c} = @${c}`)
+  .join(", ");
+const ADVANCE = SCHEDULE_ADVANCE_COLUMNS.filter((c) => c !== "id")
   .map((c) => `${c} = @${c}`)
   .join(", ");
 
@@ -19,6 +22,16 @@ export const SERIES_SQL = {
   scheduleByKey: `SELECT ${COLUMNS} FROM schedules WHERE tenant = ? AND key = ?`,
   /** Writes every column of a series read in the same transaction (primary key). */
   scheduleWrite: `UPDATE schedules SET ${ASSIGN} WHERE id = @id`,
+  /** A claim's series step (advanceSeries): its columns only, so no index entry moves. */
+  scheduleAdvance: `UPDATE schedules SET ${ADVANCE} WHERE id = @id`,
+  /**
+   * A claim's series step for a series that cannot be advanced (core/series.ts stepSeries):
+   * ended with the reason, the claimed occurrence counted as its last; reads nothing of the
+   * row, so a row too corrupt to read is ended too.
+   */
+  scheduleBreak: `UPDATE schedules SET state = 'ended', next_job_id = NULL, next_at = NULL,
+    next_nominal = NULL, fired_count = fired_count + 1, last_job_id = @jobId,
+    ended_reason = @reason, updated_at = @now WHERE id = @id`,
   scheduleDelete: `DELETE FROM schedules WHERE id = ?`,
   /**
    * A page of series in id order: the primary key after @after, or index schedules_tenant

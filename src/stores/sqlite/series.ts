@@ -1,5 +1,5 @@
 import type { Job, NewJob } from "../../core/job.js";
-import { advanceSeries, type Schedule } from "../../core/series.js";
+import { stepSeries, type Schedule } from "../../core/series.js";
 import { rowToSchedule, scheduleToRow, type ScheduleRow } from "../../store/schedule-row.js";
 import type {
   ScheduleChangeResult,
@@ -78,9 +78,11 @@ export function deleteSchedule(ctx: SqliteContext, p: ScheduleDeleteParams): Sch
 
 /**
  * In the claim's transaction: each claimed job that is its series' pending occurrence
- * advances the series (advanceSeries) and its next occurrence is inserted. A job its series
- * no longer names (claimed again after its lease ran out, or its series deleted) advances
- * nothing, so an occurrence is neither skipped nor written twice whatever crashed when.
+ * advances the series (advanceSeries) and the next occurrences of the batch are inserted
+ * together. A job its series no longer names (claimed again after its lease ran out, or its
+ * series deleted) advances nothing, so an occurrence is neither skipped nor written twice
+ * whatever crashed when. A series that cannot be advanced is ended with the reason
+ * (stepSeries); the claim goes on.
  */
 export function advanceClaimed(
   ctx: SqliteContext,
@@ -93,9 +95,13 @@ export function advanceClaimed(
     if (job.scheduleId === null) continue;
     const row = ctx.s.scheduleById.get(job.scheduleId) as ScheduleRow | undefined;
     if (!row || row.next_job_id !== job.id) continue;
-    const advanced = advanceSeries(rowToSchedule(row), now, newId);
-    ctx.s.scheduleWrite.run(scheduleToRow(advanced.schedule));
-    if (advanced.job) next.push(advanced.job);
+    const step = stepSeries(() => rowToSchedule(row), now, newId);
+    if (step.kind === "broken") {
+      ctx.s.scheduleBreak.run({ id: row.id, jobId: job.id, reason: step.reason, now });
+      continue;
+    }
+    ctx.s.scheduleAdvance.run(scheduleToRow(step.schedule));
+    if (step.job) next.push(step.job);
   }
   if (next.length > 0) insertJobs(ctx, next, now);
 }
