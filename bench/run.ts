@@ -18,6 +18,7 @@ import { memoryIdle } from "./memory-idle.js";
 import { pollCost } from "./poll-cost.js";
 import { precision } from "./precision.js";
 import { scheduleThroughput } from "./schedule-throughput.js";
+import { seriesBench } from "./series.js";
 import { tracingOverhead } from "./tracing-overhead.js";
 
 const BENCHMARKS: Readonly<Record<string, (s: Sizes) => Promise<BenchResult>>> = {
@@ -29,6 +30,7 @@ const BENCHMARKS: Readonly<Record<string, (s: Sizes) => Promise<BenchResult>>> =
   "memory-idle": memoryIdle,
   "tracing-overhead": tracingOverhead,
   "change-feed": changeFeed,
+  series: seriesBench,
 };
 
 async function main(): Promise<number> {

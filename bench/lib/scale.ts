@@ -30,6 +30,12 @@ export interface Sizes {
   readonly memoryBacklogs: readonly [number, number];
   /** How long idle CPU is measured, in ms. */
   readonly idleMeasureMs: number;
+  /** Daily series the series benchmark stores, and the smaller store its poll cost is set against. */
+  readonly series: number;
+  readonly seriesPollSmall: number;
+  /** Occurrences due in the series benchmark's window, and the window's length in ms. */
+  readonly seriesWindow: number;
+  readonly seriesWindowMs: number;
 }
 
 const FULL: Sizes = {
@@ -46,6 +52,10 @@ const FULL: Sizes = {
   catchUpDays: 3,
   memoryBacklogs: [1_000_000, 10_000_000],
   idleMeasureMs: 30_000,
+  series: 1_000_000,
+  seriesPollSmall: 1_000,
+  seriesWindow: 20_000,
+  seriesWindowMs: 10_000,
 };
 
 const MEDIUM: Sizes = {
@@ -62,6 +72,10 @@ const MEDIUM: Sizes = {
   catchUpDays: 3,
   memoryBacklogs: [100_000, 1_000_000],
   idleMeasureMs: 10_000,
+  series: 100_000,
+  seriesPollSmall: 1_000,
+  seriesWindow: 5_000,
+  seriesWindowMs: 5_000,
 };
 
 const TINY: Sizes = {
@@ -78,6 +92,10 @@ const TINY: Sizes = {
   catchUpDays: 3,
   memoryBacklogs: [1_000, 10_000],
   idleMeasureMs: 2_000,
+  series: 2_000,
+  seriesPollSmall: 200,
+  seriesWindow: 500,
+  seriesWindowMs: 2_000,
 };
 
 export function sizesFromEnv(env: NodeJS.ProcessEnv = process.env): Sizes {
