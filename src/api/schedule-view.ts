@@ -48,6 +48,8 @@ export interface ScheduleView {
   lastOutcome: { jobId: string; status: JobStatus } | null;
   createdAt: string;
   updatedAt: string;
+  /** Why the series ended when a claim could not advance it (a stored rule that no longer compiles), or null. */
+  endedReason: string | null;
 }
 
 export function scheduleView(s: ScheduleInfo): ScheduleView {
@@ -87,6 +89,7 @@ export function scheduleView(s: ScheduleInfo): ScheduleView {
     lastOutcome: s.lastOutcome,
     createdAt: isoInstant(s.createdAt),
     updatedAt: isoInstant(s.updatedAt),
+    endedReason: s.endedReason,
   };
 }
 

@@ -1151,6 +1151,8 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      /** @description Why the series ended when a claim could not advance it (its stored rule no longer compiles); null otherwise */
+      endedReason: string | null;
     };
     ScheduleEnvelope: {
       /** @description DELETE: true; the schedule as it was */

@@ -271,6 +271,11 @@ const SCHEDULE_PROPERTIES: Record<string, unknown> = {
   },
   createdAt: { type: "string", format: "date-time" },
   updatedAt: { type: "string", format: "date-time" },
+  endedReason: {
+    type: ["string", "null"],
+    description:
+      "Why the series ended when a claim could not advance it (its stored rule no longer compiles); null otherwise",
+  },
 };
 
 export const SCHEDULE_SCHEMAS: Record<string, unknown> = {
