@@ -319,3 +319,58 @@ describeOnEveryStore("recurring series", (make) => {
     }
   });
 });
+
+describeOnEveryStore("recurring series and job keys", (make) => {
+  it("keyMode replace on a series' key creates a job beside the series, never touches its occurrence", async () => {
+    const h = await make();
+    try {
+      const fired: Job[] = [];
+      h.scheduler.handle("t", (job: Job) => void fired.push(job));
+      const { schedule } = await h.scheduler.scheduleRecurring({
+        cron: "0 9 * * *",
+        timeZone: "UTC",
+        target: "t",
+        key: "daily-report",
+        payload: { series: true },
+      });
+      const occurrence = (await h.scheduler.get(schedule.nextJobId!))!;
+      expect(occurrence).toMatchObject({ key: null, scheduleId: schedule.id });
+      // job keys and series keys are apart: an occurrence holds no key, so a replacing
+      // schedule under the series' key cannot take it over (and orphan the series)
+      const first = await h.scheduler.schedule({
+        dueAt: T0 + HOUR,
+        target: "t",
+        key: "daily-report",
+        keyMode: "replace",
+        payload: { job: 1 },
+      });
+      expect(first).toMatchObject({ outcome: "created", job: { scheduleId: null } });
+      const again = await h.scheduler.schedule({
+        dueAt: T0 + 2 * HOUR,
+        target: "t",
+        key: "daily-report",
+        keyMode: "replace",
+        payload: { job: 2 },
+      });
+      expect(again).toMatchObject({ outcome: "replaced", job: { id: first.job.id } });
+      expect(await h.scheduler.get(occurrence.id)).toEqual(occurrence);
+      expect(await h.scheduler.getByKey("daily-report")).toMatchObject({ id: first.job.id });
+      expect(await h.scheduler.getSchedule(schedule.id)).toMatchObject({
+        nextJobId: occurrence.id,
+        version: 1,
+      });
+      // cancelling by the key cancels the job, not the series' occurrence
+      expect(await h.scheduler.cancelByKey("daily-report")).toMatchObject({ outcome: "cancelled" });
+      expect(await h.scheduler.get(occurrence.id)).toMatchObject({ status: "pending" });
+      h.scheduler.start();
+      await runOver(h, occurrence.dueAt);
+      expect(fired.map((j) => j.id)).toEqual([occurrence.id]);
+      expect(await h.scheduler.getSchedule(schedule.id)).toMatchObject({
+        firedCount: 1,
+        nextAt: occurrence.dueAt + DAY,
+      });
+    } finally {
+      await h.close();
+    }
+  });
+});
