@@ -2,19 +2,12 @@ import { expect, it } from "vitest";
 import { InvalidJobError } from "../../src/core/errors.js";
 import type { Job } from "../../src/core/job.js";
 import { PauseNotFoundError } from "../../src/core/pause.js";
-import { describeOnEveryStore, type Harness, type MakeHarness } from "../support/harness.js";
+import { describeOnEveryStore, runOver, type MakeHarness } from "../support/harness.js";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 /** The harness's start: 2026-03-01 10:00 UTC. */
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
-
-/** Runs the started scheduler over `at` (the clock set just before, as a sleeping process sees it). */
-async function runOver(h: Harness, at: number): Promise<void> {
-  if (h.clock.now() < at - 2000) h.clock.set(at - 2000);
-  await h.clock.advance(3000);
-  await h.scheduler.idle();
-}
 
 /** A harness whose store has pauses, with a handler recording what fired; null to skip. */
 async function firing(make: MakeHarness) {

@@ -1,19 +1,12 @@
 import { expect, it } from "vitest";
 import { InvalidJobError, ScheduleNotFoundError } from "../../src/core/errors.js";
 import type { Job } from "../../src/core/job.js";
-import { describeOnEveryStore, record, type Harness } from "../support/harness.js";
+import { describeOnEveryStore, record, runOver } from "../support/harness.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 /** The harness's start: 2026-03-01 10:00 UTC. */
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
-
-/** Runs the started scheduler over `at` (the clock set just before, as a sleeping process sees it). */
-async function runOver(h: Harness, at: number): Promise<void> {
-  if (h.clock.now() < at - 2000) h.clock.set(at - 2000);
-  await h.clock.advance(3000);
-  await h.scheduler.idle();
-}
 
 describeOnEveryStore("recurring series", (make) => {
   it("a daily series fires each occurrence and the claim writes the next", async () => {

@@ -192,3 +192,14 @@ export function record<K extends keyof SchedulerEvents>(scheduler: Scheduler, ..
   }
   return events;
 }
+
+/**
+ * Runs the started scheduler over `at`, as a process that slept until just before it sees it:
+ * the clock is set 2 s before `at` (unless already later), advanced 3 s, and the scheduler
+ * left to settle what fired.
+ */
+export async function runOver(h: Harness, at: number): Promise<void> {
+  if (h.clock.now() < at - 2000) h.clock.set(at - 2000);
+  await h.clock.advance(3000);
+  await h.scheduler.idle();
+}

@@ -1,9 +1,10 @@
 import type { Command } from "commander";
 import { jobView } from "../../api/job-view.js";
-import type { JsonValue, KeyMode, ScheduleInput } from "../../index.js";
+import type { KeyMode, ScheduleInput } from "../../index.js";
 import type { Job as JobView } from "../../client/index.js";
 import { InvalidJobError } from "../../core/errors.js";
 import { EXIT } from "../errors.js";
+import { parseHeaders, parsePayload } from "../option-values.js";
 import {
   action,
   cliTime,
@@ -194,22 +195,4 @@ function outcomeText(outcome: string, id: string, key: string | null): string {
 
 function tooLateText(id: string): string {
   return `too-late: job ${id} holding the key is firing now (claimed); nothing was replaced`;
-}
-
-function parseHeaders(raw: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const h of raw) {
-    const i = h.indexOf(":");
-    if (i <= 0) throw new InvalidJobError("--header", "name:value", h);
-    out[h.slice(0, i).trim()] = h.slice(i + 1).trim();
-  }
-  return out;
-}
-
-function parsePayload(raw: string): JsonValue {
-  try {
-    return JSON.parse(raw) as JsonValue;
-  } catch {
-    throw new InvalidJobError("--payload", "JSON (e.g. '{\"user\":42}')", raw);
-  }
 }

@@ -1,9 +1,9 @@
 import type { Command } from "commander";
 import type { ScheduleView } from "../../api/schedule-view.js";
-import type { JsonValue } from "../../index.js";
 import { InvalidJobError } from "../../core/errors.js";
 import type { ScheduleState } from "../../core/series.js";
 import { EXIT } from "../errors.js";
+import { parseHeaders, parsePayload } from "../option-values.js";
 import { action, cliTime, out, outJson, parseIntFlag, resolveTimeZone } from "../context.js";
 import { formatRelative, labelled, plural, table } from "../format.js";
 import {
@@ -295,22 +295,4 @@ function printOccurrences(r: Occurrences): void {
 
 function collect(v: string, acc: string[] = []): string[] {
   return [...acc, v];
-}
-
-function parseHeaders(raw: readonly string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const h of raw) {
-    const i = h.indexOf(":");
-    if (i <= 0) throw new InvalidJobError("--header", "name:value", h);
-    headers[h.slice(0, i).trim()] = h.slice(i + 1).trim();
-  }
-  return headers;
-}
-
-function parsePayload(raw: string): JsonValue {
-  try {
-    return JSON.parse(raw) as JsonValue;
-  } catch {
-    throw new InvalidJobError("--payload", "JSON (e.g. '{\"user\":42}')", raw);
-  }
 }
