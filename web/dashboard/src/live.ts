@@ -1,33 +1,12 @@
+import type { StoredChange } from "../../../src/core/change.js";
 import { apiKey } from "./api.js";
 
 /**
  * One change of a job, as `GET /v1/events` sends it (event `job`): a row of the durable
- * change feed, made by any node, with times in epoch ms.
+ * change feed, made by any node, with times in epoch ms. The server writes the feed's own
+ * rows, so the type is theirs (a copy of the kind list here had missed `paused`/`resumed`).
  */
-export interface JobChange {
-  cursor: string;
-  kind:
-    | "scheduled"
-    | "claimed"
-    | "succeeded"
-    | "failed"
-    | "deferred"
-    | "released"
-    | "requeued"
-    | "dead"
-    | "expired"
-    | "cancelled"
-    | "rescheduled"
-    | "retried"
-    | "replaced";
-  id: string;
-  tenant: string;
-  status: string;
-  dueAt: number;
-  attempts: number;
-  error: string | null;
-  at: number;
-}
+export type JobChange = StoredChange;
 
 export type LiveState = "connecting" | "live" | "offline";
 
