@@ -1,7 +1,7 @@
 import { InvalidJobError, DuetimeError } from "./errors.js";
 import type { Job } from "./job.js";
 import { isObject, rejectUnknownFields, requireString } from "./validate.js";
-import { MAX_TARGET_LENGTH } from "./webhook-target.js";
+import { TARGET_RULE } from "./schedule-input.js";
 
 /**
  * Pauses (issue 13 §4): a durable record that holds a tenant's jobs, or those of one target
@@ -159,7 +159,7 @@ export function parsePauseInput(input: unknown): { scope: PauseScope; onResume: 
     if (raw.tenant !== true) throw new InvalidJobError("scope.tenant", "true", raw.tenant);
     scope = { tenant: true };
   } else if ("target" in raw) {
-    const target = requireString(raw.target, "scope.target", { max: MAX_TARGET_LENGTH });
+    const target = requireString(raw.target, "scope.target", TARGET_RULE);
     scope = { target: target };
   } else {
     scope = { tag: requireString(raw.tag, "scope.tag", { max: MAX_PAUSE_TAG_LENGTH }) };

@@ -100,7 +100,8 @@ const TENANT_RULE: StringRule = {
   pattern: /^[A-Za-z0-9_.-]+$/,
   patternText: "letters, digits, '_', '.' or '-'",
 };
-const TARGET_RULE: StringRule = { max: 2048 };
+/** A job's target (a handler name or a webhook URL): the one length rule, used by every reader of a target. */
+export const TARGET_RULE: StringRule = { max: 2048 };
 /**
  * Largest `targetOptions`, in bytes of JSON. Above what the service's webhook headers can
  * reach (20 headers of 128 + 4096 characters); it bounds what a library caller stores.

@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import { internalRange } from "./address-ranges.js";
 import { Described, InvalidJobError } from "./errors.js";
+import { TARGET_RULE } from "./schedule-input.js";
 import { isObject, requireString } from "./validate.js";
 
 /**
@@ -13,8 +14,6 @@ import { isObject, requireString } from "./validate.js";
  * its due time.
  */
 
-/** Longest target URL, in characters. */
-export const MAX_TARGET_LENGTH = 2048;
 /** Most headers a job may carry. */
 export const MAX_HEADERS = 20;
 /** Longest header name, in characters. */
@@ -91,7 +90,7 @@ export function checkWebhookTarget(
 }
 
 function checkTargetUrl(value: unknown, field: string, allowPrivate: boolean): string {
-  const text = requireString(value, field, { max: MAX_TARGET_LENGTH });
+  const text = requireString(value, field, TARGET_RULE);
   const expected = "an http(s) URL such as https://example.com/hook";
   const bad = firstUnsendable(text);
   if (bad !== -1) {
