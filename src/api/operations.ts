@@ -159,3 +159,51 @@ export class BulkOperations {
     }
   }
 }
+
+/** The Scheduler's methods for bulk operations (docs/managing-jobs.md). */
+export interface OperationMethods {
+  /**
+   * Starts a bulk operation (count, cancel, reschedule, retry, erase) on the jobs of one
+   * tenant matching `filter` (docs/managing-jobs.md): resolves to its record, queued (its
+   * batches run on a started scheduler's runner), or for a small count already done.
+   */
+  startOperation(input: OperationInput, opts?: StartOperationOptions): Promise<Operation>;
+
+  /** One operation record, or null. With `tenant`, another tenant's is null too. */
+  getOperation(id: string, opts?: { tenant?: string }): Promise<Operation | null>;
+
+  /** A page of operation records, newest first, by tenant and state. */
+  listOperations(query?: OperationsQuery): Promise<OperationsPage>;
+
+  /** Cancels a queued or running operation: no batch starts after the one in flight. */
+  cancelOperation(id: string, opts?: { tenant?: string }): Promise<Operation>;
+
+  /**
+   * Runs an operation's batches in this call until it ends, `onProgress` after each: for a
+   * caller that does not start the scheduler (the CLI on a local file).
+   */
+  runOperation(id: string, onProgress?: (op: Operation) => void): Promise<Operation>;
+}
+
+/** The operation methods of a Scheduler whose BulkOperations `operations` gives. */
+export function operationMethods<S>(
+  operations: (self: S) => BulkOperations,
+): OperationMethods & ThisType<S> {
+  return {
+    startOperation(input, opts = {}) {
+      return operations(this).start(input, opts);
+    },
+    getOperation(id, opts = {}) {
+      return operations(this).get(id, opts);
+    },
+    listOperations(query = {}) {
+      return operations(this).list(query);
+    },
+    cancelOperation(id, opts = {}) {
+      return operations(this).cancel(id, opts);
+    },
+    runOperation(id, onProgress) {
+      return operations(this).runToEnd(id, onProgress === undefined ? {} : { onProgress });
+    },
+  };
+}

@@ -101,3 +101,39 @@ export class PauseOperations {
     return pauses;
   }
 }
+
+/** The Scheduler's methods for pauses by tenant, target or tag. */
+export interface PauseMethods {
+  /**
+   * Pauses a tenant's jobs ({ scope: { tenant: true } | { target } | { tag }, onResume }):
+   * they are held (never claimed) until `resume`; see PauseOperations.pause.
+   */
+  pause(input: PauseInput, opts?: PauseCallOptions): Promise<Pause>;
+
+  /** Resumes a pause; its held jobs go back by its onResume policy (PauseOperations.resume). */
+  resume(id: string, opts?: PauseCallOptions): Promise<Pause>;
+
+  /** One pause, or null. With `tenant`, another tenant's pause is null too. */
+  getPause(id: string, opts?: PauseCallOptions): Promise<Pause | null>;
+
+  /** Pauses in creation order; by default the active and resuming ones. */
+  listPauses(opts?: { tenant?: string; states?: readonly PauseState[] }): Promise<Pause[]>;
+}
+
+/** The pause methods of a Scheduler whose PauseOperations `pauses` gives. */
+export function pauseMethods<S>(pauses: (self: S) => PauseOperations): PauseMethods & ThisType<S> {
+  return {
+    pause(input, opts = {}) {
+      return pauses(this).pause(input, opts);
+    },
+    resume(id, opts = {}) {
+      return pauses(this).resume(id, opts);
+    },
+    getPause(id, opts = {}) {
+      return pauses(this).get(id, opts);
+    },
+    listPauses(opts = {}) {
+      return pauses(this).list(opts);
+    },
+  };
+}

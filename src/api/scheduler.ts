@@ -6,14 +6,13 @@ import { InvalidJobError } from "../core/errors.js";
 import { createIdGenerator } from "../core/ids.js";
 import type { Job, JobStatus, NewJob } from "../core/job.js";
 import {
-  MAX_KEY_LENGTH,
   validateScheduleInput,
   validateScheduleInputs,
   type ScheduleContext,
   type ScheduleInput,
 } from "../core/schedule-input.js";
 import { dueTimeFieldsOf, resolveDueTime, type DueTimeFields } from "../core/due-time.js";
-import { requireInteger, requireString } from "../core/validate.js";
+import { requireInteger } from "../core/validate.js";
 import {
   insertPlaced,
   type BucketCount,
@@ -42,25 +41,11 @@ import { LatenessRecorder } from "./lateness.js";
 import { ActivityRecorder } from "./activity.js";
 import { HandlerRegistry } from "./handler-registry.js";
 import { OutcomeEvents } from "./outcome-events.js";
-import {
-  SeriesOperations,
-  type PreviewInput,
-  type RecurringInput,
-  type ScheduleChangeOptions,
-  type ScheduleInfo,
-  type ScheduleRecurringResult,
-  type SchedulesPage,
-} from "./series.js";
-import type { Occurrence } from "../core/recurrence/index.js";
-import type { ScheduleState } from "../core/series.js";
-import {
-  BulkOperations,
-  type Operation,
-  type OperationInput,
-  type OperationsPage,
-  type OperationsQuery,
-  type StartOperationOptions,
-} from "./operations.js";
+import { SeriesOperations } from "./series.js";
+import { seriesMethods, type SeriesMethods } from "./series-methods.js";
+import { BulkOperations, operationMethods, type OperationMethods } from "./operations.js";
+import { byKeyMethods, type ByKeyMethods, type ByKeyParts } from "./by-key.js";
+import { installMethods } from "./install-methods.js";
 import type { SchedulerEvents } from "./scheduler-events.js";
 import type {
   DueTime,
@@ -74,8 +59,7 @@ import type {
 } from "./scheduler-types.js";
 import { readChangesPage, type ChangesQuery } from "./change-feed.js";
 import type { ChangesPage } from "../core/change.js";
-import type { Pause, PauseInput, PauseState } from "../core/pause.js";
-import { PauseOperations, type PauseCallOptions } from "./pauses.js";
+import { PauseOperations, pauseMethods, type PauseMethods } from "./pauses.js";
 
 export type { JobChange, SchedulerEvents } from "./scheduler-events.js";
 export type { ChangesQuery } from "./change-feed.js";
@@ -118,8 +102,14 @@ export type {
 
 /**
  * The library's entry point: schedule and manage jobs in a store, and (after `start`) fire
- * them with registered handlers.
+ * them with registered handlers. The series, bulk operation, pause and by-key methods are
+ * written beside their modules (series-methods.ts, operations.ts, pauses.ts, by-key.ts) and
+ * installed on the prototype in the static block; the interface below declares them.
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the merged interface's methods are installed by installMethods from tables typed by those same interfaces
+export interface Scheduler extends SeriesMethods, OperationMethods, PauseMethods, ByKeyMethods {}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see above
 export class Scheduler extends EventEmitter<SchedulerEvents> {
   /** The resolved options, but the store and the clock: reach those through the methods. */
   readonly options: SchedulerSettings;
@@ -135,6 +125,17 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private readonly series: SeriesOperations;
   private readonly operations: BulkOperations;
   private readonly pauses: PauseOperations;
+  private readonly byKey: ByKeyParts;
+
+  static {
+    installMethods(
+      Scheduler.prototype,
+      seriesMethods((s: Scheduler) => s.series),
+      operationMethods((s: Scheduler) => s.operations),
+      pauseMethods((s: Scheduler) => s.pauses),
+      byKeyMethods((s: Scheduler) => s.byKey),
+    );
+  }
 
   constructor(options: SchedulerOptions) {
     super();
@@ -179,122 +180,11 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       work: () => this.engine.pauseWork(),
       handBack: (covered) => this.engine.handBack(covered),
     });
-  }
-
-  /**
-   * Starts a bulk operation (count, cancel, reschedule, retry, erase) on the jobs of one
-   * tenant matching `filter` (docs/managing-jobs.md): resolves to its record, queued (its
-   * batches run on a started scheduler's runner), or for a small count already done.
-   */
-  startOperation(input: OperationInput, opts: StartOperationOptions = {}): Promise<Operation> {
-    return this.operations.start(input, opts);
-  }
-
-  /** One operation record, or null. With `tenant`, another tenant's is null too. */
-  getOperation(id: string, opts: { tenant?: string } = {}): Promise<Operation | null> {
-    return this.operations.get(id, opts);
-  }
-
-  /** A page of operation records, newest first, by tenant and state. */
-  listOperations(query: OperationsQuery = {}): Promise<OperationsPage> {
-    return this.operations.list(query);
-  }
-
-  /** Cancels a queued or running operation: no batch starts after the one in flight. */
-  cancelOperation(id: string, opts: { tenant?: string } = {}): Promise<Operation> {
-    return this.operations.cancel(id, opts);
-  }
-
-  /**
-   * Runs an operation's batches in this call until it ends, `onProgress` after each: for a
-   * caller that does not start the scheduler (the CLI on a local file).
-   */
-  runOperation(id: string, onProgress?: (op: Operation) => void): Promise<Operation> {
-    return this.operations.runToEnd(id, onProgress === undefined ? {} : { onProgress });
-  }
-
-  /**
-   * Pauses a tenant's jobs ({ scope: { tenant: true } | { target } | { tag }, onResume }):
-   * they are held (never claimed) until `resume`; see PauseOperations.pause.
-   */
-  pause(input: PauseInput, opts: PauseCallOptions = {}): Promise<Pause> {
-    return this.pauses.pause(input, opts);
-  }
-
-  /** Resumes a pause; its held jobs go back by its onResume policy (PauseOperations.resume). */
-  resume(id: string, opts: PauseCallOptions = {}): Promise<Pause> {
-    return this.pauses.resume(id, opts);
-  }
-
-  /** One pause, or null. With `tenant`, another tenant's pause is null too. */
-  getPause(id: string, opts: PauseCallOptions = {}): Promise<Pause | null> {
-    return this.pauses.get(id, opts);
-  }
-
-  /** Pauses in creation order; by default the active and resuming ones. */
-  listPauses(opts: { tenant?: string; states?: readonly PauseState[] } = {}): Promise<Pause[]> {
-    return this.pauses.list(opts);
-  }
-
-  /**
-   * Creates a recurring series ({ cron | rrule, timeZone, target, payload, ... }): only its
-   * next occurrence exists as a job; each claim of one writes the next (docs/recurring.md).
-   * With a `key` held by a stored series of the tenant, that series comes back, created false.
-   */
-  scheduleRecurring(input: RecurringInput): Promise<ScheduleRecurringResult> {
-    return this.series.create(input);
-  }
-
-  /** One series, or null. With `tenant`, another tenant's series is null too. */
-  getSchedule(id: string, opts: { tenant?: string } = {}): Promise<ScheduleInfo | null> {
-    return this.series.get(id, opts);
-  }
-
-  /** A page of series in creation order, by tenant and state. */
-  listSchedules(
-    query: { tenant?: string; state?: ScheduleState; cursor?: string; limit?: number } = {},
-  ): Promise<SchedulesPage> {
-    return this.series.list(query);
-  }
-
-  /**
-   * Changes a series' rule or template (the fields of scheduleRecurring but tenant and key;
-   * null clears start, end or count); its pending occurrence is replaced in the same write.
-   */
-  updateSchedule(
-    id: string,
-    changes: Partial<RecurringInput>,
-    opts: ScheduleChangeOptions = {},
-  ): Promise<ScheduleInfo> {
-    return this.series.update(id, changes, opts);
-  }
-
-  /** Pauses a series: its pending occurrence is cancelled. */
-  pauseSchedule(id: string, opts: ScheduleChangeOptions = {}): Promise<ScheduleInfo> {
-    return this.series.pause(id, opts);
-  }
-
-  /** Resumes a paused series from its first occurrence after now. */
-  resumeSchedule(id: string, opts: ScheduleChangeOptions = {}): Promise<ScheduleInfo> {
-    return this.series.resume(id, opts);
-  }
-
-  /** Skips a series' pending occurrence (cancelled; the one after it is written). */
-  skipNextOccurrence(id: string, opts: ScheduleChangeOptions = {}): Promise<ScheduleInfo> {
-    return this.series.skipNext(id, opts);
-  }
-
-  /** Deletes a series; its pending occurrence is cancelled. Resolves to the series as it was. */
-  deleteSchedule(id: string, opts: ScheduleChangeOptions = {}): Promise<ScheduleInfo> {
-    return this.series.delete(id, opts);
-  }
-
-  /**
-   * The next `count` occurrences after `from` (default now) of a stored series
-   * (`scheduleId`) or of a rule and zone not yet stored ({ cron | rrule, timeZone }).
-   */
-  previewOccurrences(input: PreviewInput): Promise<Occurrence[]> {
-    return this.series.preview(input);
+    this.byKey = {
+      store: this.store,
+      defaultTenant: o.defaultTenant,
+      rescheduleKey: (key, dueAt, opts) => this.move("reschedule", { key }, dueAt, opts),
+    };
   }
 
   /** Registers the handler for jobs whose target is `name`. */
@@ -384,36 +274,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   async get(id: string, opts: { tenant?: string } = {}): Promise<Job | null> {
     if (typeof id !== "string") throw new InvalidJobError("id", "a job id string", id);
     return this.store.jobGet({ id, ...opts });
-  }
-
-  /** The live job of `tenant` (default: the default tenant) holding idempotency key `key`, or null. */
-  async getByKey(key: string, opts: { tenant?: string } = {}): Promise<Job | null> {
-    requireString(key, "key", { max: MAX_KEY_LENGTH });
-    return this.store.jobGetByKey({ tenant: opts.tenant ?? this.options.defaultTenant, key });
-  }
-
-  /**
-   * Cancels the live job of `tenant` (default: the default tenant) holding idempotency key
-   * `key`, as `cancel` does by id: `cancelled`, `too-late` (it is firing), or `not-found` (no
-   * live job holds the key: none ever did, or it finished and freed it).
-   */
-  async cancelByKey(key: string, opts: { tenant?: string } = {}): Promise<CancelResult> {
-    const job = await this.getByKey(key, opts);
-    if (!job) return { outcome: "not-found" };
-    return this.cancel(job.id, { tenant: job.tenant });
-  }
-
-  /**
-   * Reschedules the live job holding `key`, as `reschedule` does by id (same outcomes, the
-   * same `expectedVersion` check): the job the key names when the call reads it.
-   */
-  async rescheduleByKey(
-    key: string,
-    dueAt: DueTime | DueTimeFields,
-    opts: MoveOptions = {},
-  ): Promise<RescheduleResult> {
-    requireString(key, "key", { max: MAX_KEY_LENGTH });
-    return this.move("reschedule", { key }, dueAt, opts);
   }
 
   /** Now on the scheduler's clock (epoch ms): the "now" its due times are read against. */
