@@ -11,15 +11,8 @@ import {
   type ScheduleContext,
   type ScheduleInput,
 } from "../core/schedule-input.js";
-import { dueTimeFieldsOf, resolveDueTime, type DueTimeFields } from "../core/due-time.js";
 import { requireInteger } from "../core/validate.js";
-import {
-  insertPlaced,
-  type BucketCount,
-  type CancelResult,
-  type RescheduleResult,
-  type Store,
-} from "../store/store.js";
+import { insertPlaced, type BucketCount, type CancelResult, type Store } from "../store/store.js";
 import type { Handler } from "../engine/dispatcher.js";
 import type { FairShare } from "../engine/fair-queue.js";
 import { Engine } from "../engine/engine.js";
@@ -45,12 +38,11 @@ import { SeriesOperations } from "./series.js";
 import { seriesMethods, type SeriesMethods } from "./series-methods.js";
 import { BulkOperations, operationMethods, type OperationMethods } from "./operations.js";
 import { byKeyMethods, type ByKeyMethods, type ByKeyParts } from "./by-key.js";
+import { JobMoves, moveMethods, type MoveMethods } from "./job-moves.js";
 import { installMethods } from "./install-methods.js";
 import type { SchedulerEvents } from "./scheduler-events.js";
 import type {
-  DueTime,
   ListPage,
-  MoveOptions,
   PastTimePolicy,
   ScheduleManyOptions,
   ScheduleResult,
@@ -61,53 +53,18 @@ import { readChangesPage, type ChangesQuery } from "./change-feed.js";
 import type { ChangesPage } from "../core/change.js";
 import { PauseOperations, pauseMethods, type PauseMethods } from "./pauses.js";
 
-export type { JobChange, SchedulerEvents } from "./scheduler-events.js";
-export type { ChangesQuery } from "./change-feed.js";
-export type { ChangesPage, ChangeKind, StoredChange } from "../core/change.js";
-export type {
-  MisfirePolicy,
-  PreviewInput,
-  RecurringInput,
-  Schedule,
-  ScheduleChangeOptions,
-  ScheduleInfo,
-  ScheduleRecurringResult,
-  ScheduleState,
-  SchedulesPage,
-} from "./series.js";
-export type { Occurrence } from "../core/recurrence/index.js";
-export type {
-  Operation,
-  OperationFilter,
-  OperationInput,
-  OperationKind,
-  OperationParams,
-  OperationState,
-  OperationsPage,
-  OperationsQuery,
-  StartOperationOptions,
-} from "./operations.js";
-export type { BucketCount, CancelResult, InsertOutcome, RescheduleResult } from "../store/store.js";
-export type {
-  ClockStats,
-  DueTime,
-  ListPage,
-  MoveOptions,
-  PastTimePolicy,
-  ScheduleManyOptions,
-  ScheduleResult,
-  SchedulerStats,
-  StoreInfo,
-} from "./scheduler-types.js";
+export type * from "./scheduler-exports.js";
 
 /**
  * The library's entry point: schedule and manage jobs in a store, and (after `start`) fire
- * them with registered handlers. The series, bulk operation, pause and by-key methods are
- * written beside their modules (series-methods.ts, operations.ts, pauses.ts, by-key.ts) and
- * installed on the prototype in the static block; the interface below declares them.
+ * them with registered handlers. The series, bulk operation, pause, by-key and move methods
+ * are written beside their modules (series-methods.ts, operations.ts, pauses.ts, by-key.ts,
+ * job-moves.ts) and installed on the prototype in the static block; the interface below
+ * declares them.
  */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the merged interface's methods are installed by installMethods from tables typed by those same interfaces
-export interface Scheduler extends SeriesMethods, OperationMethods, PauseMethods, ByKeyMethods {}
+export interface Scheduler
+  extends SeriesMethods, OperationMethods, PauseMethods, ByKeyMethods, MoveMethods {}
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see above
 export class Scheduler extends EventEmitter<SchedulerEvents> {
@@ -125,6 +82,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   private readonly series: SeriesOperations;
   private readonly operations: BulkOperations;
   private readonly pauses: PauseOperations;
+  private readonly moves: JobMoves;
   private readonly byKey: ByKeyParts;
 
   static {
@@ -134,6 +92,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       operationMethods((s: Scheduler) => s.operations),
       pauseMethods((s: Scheduler) => s.pauses),
       byKeyMethods((s: Scheduler) => s.byKey),
+      moveMethods((s: Scheduler) => s.moves),
     );
   }
 
@@ -180,10 +139,19 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       work: () => this.engine.pauseWork(),
       handBack: (covered) => this.engine.handBack(covered),
     });
+    this.moves = new JobMoves({
+      store: this.store,
+      clock: this.clock,
+      defaultTimeZone: o.timeZone,
+      pastLimit: (opts) => this.pastLimit(opts),
+      getByKey: (key, opts) => this.getByKey(key, opts),
+      wakeFor: (dueAt) => this.engine.wakeFor(dueAt),
+      changed: (kind, job) => this.events.changed(kind, job),
+    });
     this.byKey = {
       store: this.store,
       defaultTenant: o.defaultTenant,
-      rescheduleKey: (key, dueAt, opts) => this.move("reschedule", { key }, dueAt, opts),
+      rescheduleKey: (key, dueAt, opts) => this.moves.move("reschedule", { key }, dueAt, opts),
     };
   }
 
@@ -375,80 +343,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     return r;
   }
 
-  /**
-   * Moves a pending job to a new due time (snooze): `dueAt` as schedule reads it, or the
-   * fields `{ dueAt, timeZone }` / `{ delayMs }`. With `expectedVersion` it applies only if
-   * nobody changed the job since. Outcomes: rescheduled, too-late, version-conflict, not-found.
-   */
-  async reschedule(
-    id: string,
-    dueAt: DueTime | DueTimeFields,
-    opts: MoveOptions = {},
-  ): Promise<RescheduleResult> {
-    return this.move("reschedule", { id }, dueAt, opts);
-  }
-
-  /**
-   * Puts a dead job back to pending with fresh attempts, due at `dueAt` (or `delayMs` from
-   * now; default now).
-   */
-  async retry(
-    id: string,
-    opts: MoveOptions & { dueAt?: DueTime; delayMs?: number } = {},
-  ): Promise<RescheduleResult> {
-    const { dueAt, delayMs, ...rest } = opts;
-    // With delayMs, the fields (with the zone and locale, checked when given); else the bare
-    // time, read in the call's zone and locale as reschedule reads it.
-    const when: DueTime | DueTimeFields =
-      delayMs === undefined
-        ? (dueAt ?? this.clock.now())
-        : { dueAt, delayMs, timeZone: rest.timeZone, locale: rest.locale };
-    return this.move("retry", { id }, when, rest);
-  }
-
-  /** Reschedule or retry the job `ref` names: by id, or (reschedule) the key's live job. */
-  private async move(
-    kind: "reschedule" | "retry",
-    ref: { id: string } | { key: string },
-    when: DueTime | DueTimeFields,
-    opts: MoveOptions,
-  ): Promise<RescheduleResult> {
-    if ("id" in ref && typeof ref.id !== "string") {
-      throw new InvalidJobError("id", "a job id string", ref.id);
-    }
-    const now = this.clock.now();
-    const fields = dueTimeFieldsOf(when, opts);
-    const dueAt = resolveDueTime(fields, {
-      now,
-      maxPastMs: this.pastLimit(opts),
-      defaultTimeZone: this.options.timeZone,
-    });
-    // a safe integer: past that PostgreSQL answers an error for the bigint, not a conflict
-    if (opts.expectedVersion !== undefined) {
-      requireInteger(opts.expectedVersion, "expectedVersion", 0, Number.MAX_SAFE_INTEGER);
-    }
-    // by key: the job the key names now, checked (fully validated) like one named by id
-    const holder = "key" in ref ? await this.getByKey(ref.key, tenantOf(opts)) : null;
-    if ("key" in ref && !holder) return { outcome: "not-found" };
-    const tenant = holder?.tenant ?? opts.tenant;
-    const params = {
-      id: holder?.id ?? (ref as { id: string }).id,
-      dueAt,
-      now,
-      ...(tenant === undefined ? {} : { tenant }),
-      ...(opts.expectedVersion === undefined ? {} : { expectedVersion: opts.expectedVersion }),
-    };
-    const r =
-      kind === "reschedule"
-        ? await this.store.jobReschedule(params)
-        : await this.store.jobRetry(params);
-    if (r.outcome === "rescheduled") {
-      this.engine.wakeFor(dueAt);
-      this.events.changed(kind === "reschedule" ? "rescheduled" : "retried", r.job);
-    }
-    return r;
-  }
-
   /** Counts by state, the pending histogram by bucket, lateness and in-flight work. */
   async stats(opts: { tenant?: string; buckets?: number } = {}): Promise<SchedulerStats> {
     const width = this.store.bucketWidthMs;
@@ -553,8 +447,4 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   idle(): Promise<void> {
     return this.engine.idle();
   }
-}
-
-function tenantOf(opts: { tenant?: string }): { tenant?: string } {
-  return opts.tenant === undefined ? {} : { tenant: opts.tenant };
 }
