@@ -12,6 +12,7 @@ import {
   recurrenceOf,
   type MisfirePolicy,
   type Schedule,
+  type SeriesDefinitionFields,
   type SeriesRule,
 } from "./series.js";
 import { parseDueTime, assertTimeZone } from "./time-input.js";
@@ -80,23 +81,7 @@ export const RECURRING_PATCH_FIELDS: readonly string[] = RECURRING_INPUT_FIELDS.
 );
 
 /** The series' definition as validated: everything of a Schedule but its state. */
-export type SeriesDefinition = Pick<
-  Schedule,
-  | "id"
-  | "tenant"
-  | "key"
-  | "rule"
-  | "timeZone"
-  | "gap"
-  | "overlap"
-  | "misfire"
-  | "misfireLimit"
-  | "misfireToleranceMs"
-  | "startAt"
-  | "endAt"
-  | "count"
-  | "template"
->;
+export type SeriesDefinition = SeriesDefinitionFields;
 
 /**
  * The one validator of a series, for every surface: the template's fields go through the

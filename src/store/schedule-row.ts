@@ -95,6 +95,27 @@ export const SCHEDULE_ADVANCE_COLUMNS: readonly (keyof ScheduleRow)[] = Object.f
   "updated_at",
 ]);
 
+/**
+ * The values a claim's series step writes, in SCHEDULE_ADVANCE_COLUMNS order, read straight
+ * from the series (no template encoded: scheduleToRow would JSON-encode the payload of
+ * every occurrence fired only to drop it).
+ */
+export function scheduleAdvanceValues(s: Schedule): unknown[] {
+  return [
+    s.id,
+    s.state,
+    s.nextJobId,
+    s.nextAt,
+    s.nextNominal,
+    s.firedCount,
+    s.missedCount,
+    s.lastMisfireAt,
+    s.catchUpFired,
+    s.lastJobId,
+    s.updatedAt,
+  ];
+}
+
 export function scheduleToRow(s: Schedule): ScheduleRow {
   const t = s.template;
   return {

@@ -9,8 +9,12 @@ const PLACEHOLDERS = SCHEDULE_COLUMNS.map((c) => `@${c}`).join(", ");
 const ASSIGN = SCHEDULE_COLUMNS.filter((c) => c !== "id")
   .map((c) => `${c} = @${c}`)
   .join(", ");
-const ADVANCE = SCHEDULE_ADVANCE_COLUMNS.filter((c) => c !== "id")
-  .map((c) => `${c} = @${c}`)
+/** The advance columns as read from one element of a JSON array of rows (scheduleAdvanceValues). */
+const ADVANCE_FROM_JSON = SCHEDULE_ADVANCE_COLUMNS.map(
+  (c, i) => `value ->> '$[${i}]' AS ${c}`,
+).join(", ");
+const ADVANCE_SET = SCHEDULE_ADVANCE_COLUMNS.filter((c) => c !== "id")
+  .map((c) => `${c} = v.${c}`)
   .join(", ");
 
 export const SERIES_SQL = {
@@ -22,12 +26,25 @@ export const SERIES_SQL = {
   scheduleByKey: `SELECT ${COLUMNS} FROM schedules WHERE tenant = ? AND key = ?`,
   /** Writes every column of a series read in the same transaction (primary key). */
   scheduleWrite: `UPDATE schedules SET ${ASSIGN} WHERE id = @id`,
-  /** A claim's series step (advanceSeries): its columns only, so no index entry moves. */
-  scheduleAdvance: `UPDATE schedules SET ${ADVANCE} WHERE id = @id`,
+  /**
+   * The series of a claim's occurrences, in one read: the JSON array of ids joined to the
+   * primary key (one look-up per id, whatever the number of series stored).
+   */
+  schedulesByIds: `SELECT ${COLUMNS} FROM schedules
+    WHERE id IN (SELECT value FROM json_each(?))`,
+  /**
+   * A claim's series step (store/series-step.ts) for the whole batch in one statement: a
+   * JSON array of rows in SCHEDULE_ADVANCE_COLUMNS order, each joined to its series by
+   * primary key (the array is the outer loop; EXPLAIN QUERY PLAN: SCAN json_each, SEARCH
+   * schedules USING PRIMARY KEY (id=?)). Its columns only, so no index entry
+   * moves. One parameter however large the batch, so no chunking against SQLite's limit.
+   */
+  schedulesAdvance: `UPDATE schedules SET ${ADVANCE_SET}
+    FROM (SELECT ${ADVANCE_FROM_JSON} FROM json_each(?)) AS v WHERE schedules.id = v.id`,
   /**
    * A claim's series step for a series that cannot be advanced (core/series.ts stepSeries):
    * ended with the reason, the claimed occurrence counted as its last; reads nothing of the
-   * row, so a row too corrupt to read is ended too.
+   * row, so a row too corrupt to read is ended too. Rare: one statement per series.
    */
   scheduleBreak: `UPDATE schedules SET state = 'ended', next_job_id = NULL, next_at = NULL,
     next_nominal = NULL, fired_count = fired_count + 1, last_job_id = @jobId,

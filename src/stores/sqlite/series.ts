@@ -1,6 +1,12 @@
 import type { Job, NewJob } from "../../core/job.js";
-import { stepSeries, type Schedule } from "../../core/series.js";
-import { rowToSchedule, scheduleToRow, type ScheduleRow } from "../../store/schedule-row.js";
+import type { Schedule } from "../../core/series.js";
+import {
+  rowToSchedule,
+  scheduleAdvanceValues,
+  scheduleToRow,
+  type ScheduleRow,
+} from "../../store/schedule-row.js";
+import { claimedOccurrences, stepClaimedSeries } from "../../store/series-step.js";
 import type {
   ScheduleChangeResult,
   ScheduleDeleteParams,
@@ -77,12 +83,11 @@ export function deleteSchedule(ctx: SqliteContext, p: ScheduleDeleteParams): Sch
 }
 
 /**
- * In the claim's transaction: each claimed job that is its series' pending occurrence
- * advances the series (advanceSeries) and the next occurrences of the batch are inserted
- * together. A job its series no longer names (claimed again after its lease ran out, or its
- * series deleted) advances nothing, so an occurrence is neither skipped nor written twice
- * whatever crashed when. A series that cannot be advanced is ended with the reason
- * (stepSeries); the claim goes on.
+ * In the claim's transaction, for the whole batch (store/series-step.ts): the claimed
+ * occurrences' series read in one statement, each advanced (advanceSeries) or, when it
+ * cannot be, ended with the reason (stepSeries), the series rows written in one statement
+ * and the next occurrences inserted together. A job its series no longer names advances
+ * nothing.
  */
 export function advanceClaimed(
   ctx: SqliteContext,
@@ -90,18 +95,15 @@ export function advanceClaimed(
   now: number,
   newId: () => string,
 ): void {
-  const next: NewJob[] = [];
-  for (const job of jobs) {
-    if (job.scheduleId === null) continue;
-    const row = ctx.s.scheduleById.get(job.scheduleId) as ScheduleRow | undefined;
-    if (!row || row.next_job_id !== job.id) continue;
-    const step = stepSeries(() => rowToSchedule(row), now, newId);
-    if (step.kind === "broken") {
-      ctx.s.scheduleBreak.run({ id: row.id, jobId: job.id, reason: step.reason, now });
-      continue;
-    }
-    ctx.s.scheduleAdvance.run(scheduleToRow(step.schedule));
-    if (step.job) next.push(step.job);
+  const claimed = claimedOccurrences(jobs);
+  if (claimed === null) return;
+  const rows = ctx.s.schedulesByIds.all(JSON.stringify(claimed.seriesIds)) as ScheduleRow[];
+  const step = stepClaimedSeries(rows, claimed, now, newId);
+  for (const b of step.broken) {
+    ctx.s.scheduleBreak.run({ id: b.id, jobId: b.jobId, reason: b.reason, now });
   }
-  if (next.length > 0) insertJobs(ctx, next, now);
+  if (step.advanced.length > 0) {
+    ctx.s.schedulesAdvance.run(JSON.stringify(step.advanced.map(scheduleAdvanceValues)));
+  }
+  if (step.jobs.length > 0) insertJobs(ctx, step.jobs, now);
 }
