@@ -65,6 +65,17 @@ export interface OperationFilter {
   readonly all?: boolean;
 }
 
+/**
+ * The tag whose index entries a batch walks, when the filter names tags: the first one given
+ * (the others are checked on each job). A batch then reads that tag's entries of the tenant
+ * after the cursor (a job id) in id order, so its cost tracks the tagged jobs, not the
+ * backlog; a job keeps its id and its entries through every transition, so no job is met
+ * twice. Without tags a batch walks the tenant's jobs in the store's own order.
+ */
+export function walkedTag(f: OperationFilter): string | undefined {
+  return f.tags?.[0];
+}
+
 /** What the kind needs beside the filter. */
 export interface OperationParams {
   /** reschedule, retry: the new due time (epoch ms). */

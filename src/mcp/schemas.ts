@@ -2,6 +2,7 @@ import * as z from "zod";
 import { JOB_STATUSES, KEY_MODES, type JobStatus, type KeyMode } from "../core/job.js";
 import { fieldLabel } from "../core/errors.js";
 import { MAX_LOCALE } from "../core/locales.js";
+import { MAX_TAG_LENGTH, MAX_TAGS } from "../core/tags.js";
 import { MAX_RULE_TEXT } from "../core/recurrence/index.js";
 import { MAX_TIME_TEXT, MAX_TIME_ZONE } from "../core/time-input.js";
 import { invalidText } from "./errors.js";
@@ -117,6 +118,16 @@ export const createTaskInput = strict({
   max_wait_ms: integer("max_wait_ms", 0, MAX_DELAY_MS)
     .optional()
     .describe("With key_mode debounce: the task fires at most this long after the first call."),
+  tags: z
+    .array(z.string({ error: expecting("tags[]", "a tag (a string)") }), {
+      error: expecting("tags", `an array of at most ${MAX_TAGS} tags`),
+    })
+    .optional()
+    .describe(
+      `Labels to find and act on the task by (task.list tag), such as "user:42" or ` +
+        `"campaign:spring": at most ${MAX_TAGS}, each 1 to ${MAX_TAG_LENGTH} printable ` +
+        "characters without spaces, none repeated. One-shot tasks only.",
+    ),
   max_attempts: integer("max_attempts", 1, 1000)
     .optional()
     .describe("Attempts before the task is dead (webhook failures are retried). Default 3."),
@@ -141,6 +152,12 @@ export const listTasksInput = strict({
   due_to: text("due_to", MAX_TIME_TEXT)
     .optional()
     .describe(`Only tasks due before this time: ${WHEN}.`),
+  tag: text("tag", MAX_TAG_LENGTH)
+    .optional()
+    .describe(
+      "Only tasks carrying this tag (task.create tags), in creation order instead of due " +
+        "order; recurring series are not listed then.",
+    ),
   timezone: text("timezone", MAX_TIME_ZONE).optional().describe(TIMEZONE),
   cursor: text("cursor", 512)
     .optional()

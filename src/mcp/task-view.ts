@@ -37,6 +37,8 @@ export interface TaskView {
   readonly created_at: string;
   /** The recurring series this task is an occurrence of, or null for a one-shot task. */
   readonly series_id: string | null;
+  /** The task's tags (empty when none). */
+  readonly tags: readonly string[];
 }
 
 /** What task.create stores as the job's payload (and a webhook receives as `payload`). */
@@ -74,6 +76,7 @@ export function taskView(job: Job): TaskView {
     version: v.version,
     created_at: v.createdAt,
     series_id: v.scheduleId,
+    tags: v.tags,
   };
 }
 

@@ -39,6 +39,13 @@ export async function createTask(
     ...(args.payload === undefined ? {} : { data: args.payload as JsonValue }),
   };
   if (args.recurrence !== undefined) {
+    if (args.tags !== undefined) {
+      throw new InvalidJobError(
+        "tags",
+        "no tags with recurrence (a series carries none)",
+        args.tags,
+      );
+    }
     const template = { ...target, payload: payload as unknown as JsonValue };
     return createSeries(ctx, { ...args, recurrence: args.recurrence }, template);
   }
@@ -49,6 +56,7 @@ export async function createTask(
       target: target.target,
       targetOptions: target.options,
       payload: payload as unknown as JsonValue,
+      ...(args.tags === undefined ? {} : { tags: args.tags }),
       ...(args.idempotency_key === undefined ? {} : { key: args.idempotency_key }),
       ...(args.key_mode === undefined ? {} : { keyMode: args.key_mode }),
       ...(args.max_wait_ms === undefined ? {} : { maxWaitMs: args.max_wait_ms }),
@@ -92,10 +100,13 @@ export async function listTasks(
     ...(args.due_to === undefined ? {} : { dueTo: args.due_to }),
     ...(args.timezone === undefined ? {} : { timeZone: args.timezone }),
     ...(args.cursor === undefined ? {} : { cursor: args.cursor }),
+    ...(args.tag === undefined ? {} : { tag: args.tag }),
   });
   const tasks = page.jobs.map(taskView);
-  // the series come with the first page of tasks, or as asked by series_cursor
-  const withSeries = args.cursor === undefined || args.series_cursor !== undefined;
+  // the series come with the first page of tasks, or as asked by series_cursor; a series
+  // carries no tags, so a listing by tag has none
+  const withSeries =
+    args.tag === undefined && (args.cursor === undefined || args.series_cursor !== undefined);
   const series = withSeries
     ? await listSeries(ctx, args)
     : { series: [], series_next_cursor: null };
@@ -105,7 +116,9 @@ export async function listTasks(
       ? ""
       : "; more series: pass series_next_cursor as series_cursor";
   return ok(
-    `${tasks.length} task(s) in due order${more}; ${series.series.length} recurring series${moreSeries}`,
+    args.tag === undefined
+      ? `${tasks.length} task(s) in due order${more}; ${series.series.length} recurring series${moreSeries}`
+      : `${tasks.length} task(s) tagged ${JSON.stringify(args.tag)}, in creation order${more}`,
     { tasks, next_cursor: page.nextCursor, ...series },
   );
 }

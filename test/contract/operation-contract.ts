@@ -278,11 +278,40 @@ export function describeOperationContract(name: string, makeStore: () => Promise
         (await start("cancel", { tags: ["user:42", "campaign:spring"] })).id,
         2,
       );
-      expect(op).toMatchObject({ state: "done", changed: 1, skipped: 0 });
+      // the first tag's entries are read (2), the second tag checked on each job
+      expect(op).toMatchObject({ state: "done", scanned: 2, changed: 1, skipped: 0 });
       expect(await store.jobGet({ id: both!.id })).toMatchObject({ status: "cancelled" });
       for (const j of [one!, none!]) {
         expect(await store.jobGet({ id: j.id })).toMatchObject({ status: "pending" });
       }
+    });
+
+    it("a tag filter reads the tag's entries, not the tenant's jobs, and moves each tagged job once", async () => {
+      const tagged: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        await insert(Array.from({ length: 5 }, () => job()));
+        const [t] = await insert([job({ tags: ["user:42"], dueAt: T0 + HOUR + i })]);
+        tagged.push(t!.id);
+      }
+      await insert([job({ tenant: "globex", tags: ["user:42"] })]);
+      const dead = tagged[5]!;
+      await store.jobCancel({ id: dead, now: T0 + 1 });
+      const op = await start("reschedule", { tags: ["user:42"] }, { shiftMs: 60_000 });
+      const { op: done, batches } = await runAll(op.id, 1);
+      // 6 entries of the tag read one a batch (the seventh comes back empty), none of the 30
+      // untagged jobs and not globex's: a walk of the tenant's jobs would read 36
+      expect(batches).toBe(7);
+      expect(done).toMatchObject({ state: "done", scanned: 6, changed: 5, skipped: 1 });
+      for (const [i, id] of tagged.slice(0, 5).entries()) {
+        expect(await store.jobGet({ id })).toMatchObject({
+          status: "pending",
+          dueAt: T0 + HOUR + i + 60_000,
+          version: 2,
+        });
+      }
+      expect(await store.jobGet({ id: dead })).toMatchObject({ status: "cancelled" });
+      const count = await runAll((await start("count", { tags: ["user:42"] })).id, 4);
+      expect(count.op).toMatchObject({ state: "done", scanned: 6, changed: 6 });
     });
 
     it("a cancelled operation runs no further batch", async () => {

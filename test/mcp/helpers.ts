@@ -25,6 +25,7 @@ export interface TaskShape {
   last_error: string | null;
   version: number;
   series_id: string | null;
+  tags: string[];
 }
 
 /** Calls a tool and flattens the result (text of the first content block, structured content). */

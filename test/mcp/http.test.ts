@@ -321,3 +321,55 @@ describe("MCP keys (issue 13 §1)", () => {
     expect(noKey.text).toMatch(/^idempotency_key: expected a key \(keyMode replace/);
   });
 });
+
+describe("MCP tags (issue 13 §2)", () => {
+  it("task.create takes tags, task.list filters by tag per tenant, the task view shows them", async () => {
+    const a = await connect("key-a");
+    const b = await connect("key-b");
+    const created: string[] = [];
+    for (const [i, tags] of [["user:42", "campaign:spring"], ["user:7"], ["user:42"]].entries()) {
+      const task = await callTask(a, "task.create", {
+        description: `reminder ${i}`,
+        scheduled_at: `in ${10 - i} minutes`,
+        tags,
+      });
+      expect(task.tags).toEqual(tags);
+      created.push(task.id);
+    }
+    await call(b, "task.create", {
+      description: "b's",
+      scheduled_at: "in 1 minute",
+      tags: ["user:42"],
+    });
+    const page = await call(a, "task.list", { tag: "user:42", limit: 1 });
+    expect(page.text.split("\n")[0]).toBe(
+      '1 task(s) tagged "user:42", in creation order; more tasks match: pass next_cursor as cursor',
+    );
+    const first = page.structured.tasks as { id: string; tags: string[] }[];
+    expect(first.map((t) => t.id)).toEqual([created[0]]);
+    expect(page.structured.series).toEqual([]);
+    const rest = await call(a, "task.list", {
+      tag: "user:42",
+      cursor: page.structured.next_cursor,
+    });
+    expect((rest.structured.tasks as { id: string }[]).map((t) => t.id)).toEqual([created[2]]);
+    expect(await callTask(a, "task.status", { job_id: created[1] })).toMatchObject({
+      tags: ["user:7"],
+    });
+    const spaced = await call(a, "task.create", {
+      description: "x",
+      scheduled_at: "in 1 minute",
+      tags: ["user 42"],
+    });
+    expect(spaced.isError).toBe(true);
+    expect(spaced.text).toMatch(/^tags\[0\]: expected printable characters without spaces/);
+    const series = await call(a, "task.create", {
+      description: "x",
+      recurrence: "every day at 9am",
+      tags: ["user:42"],
+    });
+    expect(series.text).toMatch(/^tags: expected no tags with recurrence/);
+    const bad = await call(a, "task.list", { tag: "a b" });
+    expect(bad.text).toMatch(/^tag: expected printable characters without spaces/);
+  });
+});

@@ -51,6 +51,7 @@ describe("duetime mcp over stdio", () => {
       "payload",
       "recurrence",
       "scheduled_at",
+      "tags",
       "timezone",
       "webhook_headers",
       "webhook_url",
@@ -73,6 +74,8 @@ describe("duetime mcp over stdio", () => {
     }
     expect(byName.get("task.reschedule")!.inputSchema.required ?? []).toEqual([]);
     expect(byName.get("task.list")!.inputSchema.required ?? []).toEqual([]);
+    expect(byName.get("task.list")!.inputSchema.properties).toHaveProperty("tag");
+    expect(props.tags).toMatchObject({ type: "array", items: { type: "string" } });
     expect(byName.get("task.list")!.annotations?.readOnlyHint).toBe(true);
   });
 

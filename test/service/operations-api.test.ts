@@ -104,6 +104,9 @@ it("answers bad input with 400 naming the field, and writes nothing", async () =
     [{ kind: "cancel", filter: { target: 5 } }, "filter.target"],
     [{ kind: "cancel", filter: { all: "yes" } }, "filter.all"],
     [{ kind: "cancel", filter: { dueFrom: "not a time" } }, "filter.dueFrom"],
+    // a job tag's own rule (core/tags.ts TAG_RULE): no spaces, not only a length
+    [{ kind: "cancel", filter: { tags: ["user:42", "user 42"] } }, "filter.tags[1]"],
+    [{ kind: "cancel", filter: { tags: ["x".repeat(65)] } }, "filter.tags[0]"],
     [{ kind: "reschedule", filter: { all: true } }, "dueAt"],
     [{ kind: "reschedule", filter: { all: true }, dueAt: later(), shiftMs: 1 }, "dueAt"],
     [{ kind: "cancel", filter: { all: true }, extra: 1 }, "extra"],

@@ -1,5 +1,5 @@
 import { OPERATION_COLUMNS } from "../../store/operation-row.js";
-import { CHANGE_COLS, COLS } from "./statements.js";
+import { CHANGE_COLS, COLS, tagJob } from "./statements.js";
 
 /**
  * The statements of bulk operations for one schema (operations.ts). A batch's actions take
@@ -42,6 +42,20 @@ export function operationStatements(schema: string) {
       UNION ALL ${side("jobs_claimed", "'claimed'::text")}
       UNION ALL ${side("jobs_history", "status")}) j
       ORDER BY shard, id LIMIT $4`,
+    /**
+     * A tag-filtered batch's jobs (operations.ts walkedTag): one tenant's entries of tag $2
+     * in job_tags after job id $3, at most $4, each entry's job from wherever it is (as
+     * tagPage finds it). A job keeps its id and entries through every move, so no batch
+     * meets a job an earlier one met; the cost tracks the tag's entries, not the backlog.
+     */
+    tagJobs: `SELECT j.shard, j.id, j.status, j.target, j.key, j.due_at, j.schedule_id, j.tags
+      FROM (
+        SELECT job_id, shard, due_at FROM ${s}.job_tags
+        WHERE tenant = $1 AND tag = $2 AND job_id > $3
+        ORDER BY job_id LIMIT $4
+      ) t
+      CROSS JOIN LATERAL (${tagJob(s)}) j
+      ORDER BY t.job_id`,
     /** cancel's set form. $3 tenant, $4 now. */
     cancel: `WITH del AS (
         DELETE FROM ${s}.jobs_live l USING ${picked}

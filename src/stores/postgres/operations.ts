@@ -9,6 +9,7 @@ import {
   type OperationCandidate,
   type OperationKind,
   type OperationStepResult,
+  walkedTag,
 } from "../../core/operation.js";
 import { MAX_INSTANT } from "../../core/time-input.js";
 import {
@@ -92,13 +93,21 @@ export async function cancelOperation(
   return cancelled;
 }
 
-/** The jobs after the operation's cursor, as the batch would read them (no lock). */
+/**
+ * The jobs after the operation's cursor, as the batch would read them (no lock): a tag's
+ * entries when the filter names tags (walkedTag), else the tenant's jobs by (shard, id).
+ */
 export async function readCandidates(
   c: Queryable,
   d: OperationDeps,
   op: Operation,
   limit: number,
 ): Promise<CandidateRow[]> {
+  const tag = walkedTag(op.filter);
+  if (tag !== undefined) {
+    const args = [op.tenant, tag, op.cursor ?? "", limit];
+    return (await c.query<CandidateRow>(d.sql.tagJobs, args)).rows;
+  }
   const [shard, id] = parseCursor(op.cursor);
   const { rows } = await c.query<CandidateRow>(d.sql.jobs, [op.tenant, shard, id, limit]);
   return rows;
@@ -154,7 +163,7 @@ export async function stepOperation(
       scanned: rows.length,
       changed,
       skipped: notActed + (picked.length - changed),
-      cursor: last ? `${last.shard}:${last.id}` : null,
+      cursor: last ? batchCursor(op, last) : null,
       limit: p.limit,
     },
     p.now,
@@ -208,6 +217,11 @@ async function act(
     case "erase":
       return n(d.sql.erase, [shards, ids, op.tenant]);
   }
+}
+
+/** Where the next batch starts: the job id in a tag walk (readCandidates), else "shard:id". */
+function batchCursor(op: Operation, last: CandidateRow): string {
+  return walkedTag(op.filter) === undefined ? `${last.shard}:${last.id}` : last.id;
 }
 
 /** "shard:id" (ids hold no colon), or before every job. */

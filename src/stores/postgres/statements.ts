@@ -620,7 +620,7 @@ export function statements(schema: string) {
 }
 
 /** The job of tag entry `t` (job_id, shard, due_at), from whichever table holds it. */
-function tagJob(s: string): string {
+export function tagJob(s: string): string {
   return `SELECT ${AS_CLAIMED} FROM ${s}.jobs_claimed c WHERE c.shard = t.shard AND c.id = t.job_id
     UNION ALL SELECT ${AS_PENDING} FROM ${s}.jobs_live l
       WHERE l.shard = t.shard AND l.id = t.job_id AND l.due_at = t.due_at

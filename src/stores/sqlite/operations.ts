@@ -6,6 +6,7 @@ import {
   type Operation,
   type OperationKind,
   type OperationStepResult,
+  walkedTag,
 } from "../../core/operation.js";
 import {
   afterBatch,
@@ -126,20 +127,19 @@ export function stepOperation(
   const op = getOperation(ctx, p.id);
   if (!op) return null;
   if (op.state !== "queued" && op.state !== "running") return { operation: op, scanned: 0 };
-  const after = op.cursor === null ? 0 : Number(op.cursor);
-  const rows = ctx.s.operationJobs.all(after, op.tenant, p.limit) as JobTuple[];
+  const tag = walkedTag(op.filter);
+  const rows = readBatch(ctx, op, tag, p.limit);
   const act = ACTIONS[op.kind];
   const deltas = new CounterDeltas();
   let changed = 0;
   let skipped = 0;
-  let last: number | null = null;
+  let last: StoredJob | null = null;
   for (const row of rows) {
     const stored = decodeRow(row);
-    last = stored.seq;
+    last = stored;
     const j = stored.job;
-    const candidate = j;
-    if (!matchesFilter(op.filter, candidate)) continue;
-    if (decide(op, candidate) === "act" && act(ctx, stored, op, p.now, deltas)) changed++;
+    if (!matchesFilter(op.filter, j)) continue;
+    if (decide(op, j) === "act" && act(ctx, stored, op, p.now, deltas)) changed++;
     else skipped++;
   }
   ctx.flush(deltas);
@@ -149,11 +149,34 @@ export function stepOperation(
       scanned: rows.length,
       changed,
       skipped,
-      cursor: last === null ? null : String(last),
+      cursor: last === null ? null : tag === undefined ? String(last.seq) : last.job.id,
       limit: p.limit,
     },
     p.now,
   );
   ctx.s.operationWrite.run(operationToRow(next));
   return { operation: next, scanned: rows.length };
+}
+
+/**
+ * A batch's jobs after the cursor: with a tag (walkedTag), the tenant's entries of it in
+ * job id order (statement tagPage, the cursor a job id); else the tenant's jobs in seq order
+ * (operationJobs, the cursor a seq).
+ */
+function readBatch(
+  ctx: SqliteContext,
+  op: Operation,
+  tag: string | undefined,
+  limit: number,
+): JobTuple[] {
+  if (tag !== undefined) {
+    return ctx.s.tagPage.all({
+      tenant: op.tenant,
+      tag,
+      afterId: op.cursor ?? "",
+      limit,
+    }) as JobTuple[];
+  }
+  const after = op.cursor === null ? 0 : Number(op.cursor);
+  return ctx.s.operationJobs.all(after, op.tenant, limit) as JobTuple[];
 }

@@ -370,6 +370,7 @@ export const SQL = {
    * A page of a tag: at most @limit entries of the primary key range (tenant, tag, job_id)
    * after @afterId, each entry's job by its seq (rowid) with its claim and outcome. The
    * caller filters by status and due time, so the page's cursor is the last entry read.
+   * Also a tag-filtered bulk operation's batch (operations.ts).
    */
   tagPage: `SELECT ${JOB_COLUMNS} FROM (
       SELECT job_id, seq FROM job_tags
@@ -394,7 +395,8 @@ export const SQL = {
   /**
    * A bulk operation's batch (operations.ts): one tenant's jobs after a seq, in seq order (the
    * rowid: a job's seq never changes, so a batch never meets a job it met before). Reads
-   * the rowid B-tree from the cursor: without a tag, the cost tracks the rows read.
+   * the rowid B-tree from the cursor, other tenants' rows included. A filter with tags
+   * reads tagPage instead (operations.ts readBatch): the tag's entries, not the backlog.
    */
   operationJobs: `${JOB_SELECT} WHERE j.seq > ? AND j.tenant = ? ORDER BY j.seq LIMIT ?`,
   /** An erased job's outcome (unique index finished_due) and feed rows (index changes_job). */
