@@ -1,15 +1,17 @@
 import type pg from "pg";
 import { shardOf } from "../../core/ids.js";
 import type { Job, NewJob } from "../../core/job.js";
-import { stepSeries, type Schedule } from "../../core/series.js";
+import type { Schedule } from "../../core/series.js";
 import {
   rowToSchedule,
   SCHEDULE_ADVANCE_COLUMNS,
   SCHEDULE_COLUMNS,
+  scheduleAdvanceValues,
   scheduleRowValues,
   scheduleToRow,
   type ScheduleRow,
 } from "../../store/schedule-row.js";
+import { claimedOccurrences, stepClaimedSeries } from "../../store/series-step.js";
 import type {
   ScheduleChangeResult,
   ScheduleDeleteParams,
@@ -19,6 +21,21 @@ import type {
 import { insertArrays, placeJobs } from "./rows.js";
 import type { Statements } from "./statements.js";
 
+/** The PostgreSQL type of each column a claim's series step writes (migrations.ts). */
+const ADVANCE_TYPES: Readonly<Record<string, string>> = {
+  id: "text",
+  state: "text",
+  next_job_id: "text",
+  next_at: "bigint",
+  next_nominal: "text",
+  fired_count: "integer",
+  missed_count: "integer",
+  last_misfire_at: "bigint",
+  catch_up_fired: "integer",
+  last_job_id: "text",
+  updated_at: "bigint",
+};
+
 /** The statements of recurring series for one schema (src/core/series.ts). */
 export function seriesStatements(schema: string) {
   const s = `"${schema}"`;
@@ -27,9 +44,10 @@ export function seriesStatements(schema: string) {
   const assign = SCHEDULE_COLUMNS.map((c, i) => `${c} = $${i + 1}`)
     .filter((_, i) => i > 0)
     .join(", ");
-  const advance = SCHEDULE_ADVANCE_COLUMNS.map((c, i) => `${c} = $${i + 1}`)
-    .filter((_, i) => i > 0)
+  const advanceSet = SCHEDULE_ADVANCE_COLUMNS.filter((c) => c !== "id")
+    .map((c) => `${c} = v.${c}`)
     .join(", ");
+  const advanceArrays = SCHEDULE_ADVANCE_COLUMNS.map((c, i) => `$${i + 1}::${ADVANCE_TYPES[c]}[]`);
   return {
     /** Partial unique index schedules_key: a key its tenant holds makes this a no-op. */
     insert: `INSERT INTO ${s}.schedules (${cols}) VALUES (${params})
@@ -44,8 +62,14 @@ export function seriesStatements(schema: string) {
     byKey: `SELECT ${cols} FROM ${s}.schedules WHERE tenant = $1 AND key = $2`,
     /** Every column of a series locked in the same transaction (primary key). */
     write: `UPDATE ${s}.schedules SET ${assign} WHERE id = $1`,
-    /** A claim's series step (advanceSeries): its columns only, the row locked by the claim. */
-    advance: `UPDATE ${s}.schedules SET ${advance} WHERE id = $1`,
+    /**
+     * A claim's series step for the whole batch (store/series-step.ts): one array per column
+     * of SCHEDULE_ADVANCE_COLUMNS, unnested and joined to the primary key; its columns only,
+     * the rows locked by the claim (byIdsLocked).
+     */
+    advance: `UPDATE ${s}.schedules AS t SET ${advanceSet}
+      FROM unnest(${advanceArrays.join(", ")}) AS v(${SCHEDULE_ADVANCE_COLUMNS.join(", ")})
+      WHERE t.id = v.id`,
     /** A series the claim cannot advance, ended with the reason (core/series.ts stepSeries). */
     break: `UPDATE ${s}.schedules SET state = 'ended', next_job_id = NULL, next_at = NULL,
       next_nominal = NULL, fired_count = fired_count + 1, last_job_id = $2,
@@ -146,11 +170,11 @@ export async function deleteSchedule(
 }
 
 /**
- * In the claim's transaction (claim.ts): each claimed job its series names as the pending
- * occurrence advances the series (advanceSeries) and the next occurrence is inserted; the
- * series rows are locked first, so a concurrent change or claim waits. A job its series no
- * longer names (claimed again after its lease ran out, series deleted) advances nothing. A
- * series that cannot be advanced is ended with the reason (stepSeries); the claim goes on.
+ * In the claim's transaction (claim.ts), for the whole batch (store/series-step.ts): the
+ * claimed occurrences' series locked and read in one statement (id order, so claimers never
+ * deadlock; a concurrent change or claim waits), each advanced (advanceSeries) or, when it
+ * cannot be, ended with the reason (stepSeries), the series rows written in one statement and
+ * the next occurrences inserted in one. A job its series no longer names advances nothing.
  */
 export async function advanceClaimed(
   c: pg.ClientBase,
@@ -159,24 +183,17 @@ export async function advanceClaimed(
   now: number,
   newId: () => string,
 ): Promise<void> {
-  const occurrences = new Map<string, string>();
-  for (const j of jobs) if (j.scheduleId !== null) occurrences.set(j.scheduleId, j.id);
-  if (occurrences.size === 0) return;
-  const { rows } = await c.query<ScheduleRow>(d.series.byIdsLocked, [[...occurrences.keys()]]);
-  const next: NewJob[] = [];
-  for (const row of rows) {
-    if (row.next_job_id === null || occurrences.get(row.id) !== row.next_job_id) continue;
-    const step = stepSeries(() => rowToSchedule(row), now, newId);
-    if (step.kind === "broken") {
-      await c.query(d.series.break, [row.id, row.next_job_id, step.reason, now]);
-      continue;
-    }
-    const values = scheduleToRow(step.schedule);
+  const claimed = claimedOccurrences(jobs);
+  if (claimed === null) return;
+  const { rows } = await c.query<ScheduleRow>(d.series.byIdsLocked, [claimed.seriesIds]);
+  const step = stepClaimedSeries(rows, claimed, now, newId);
+  for (const b of step.broken) await c.query(d.series.break, [b.id, b.jobId, b.reason, now]);
+  if (step.advanced.length > 0) {
+    const values = step.advanced.map(scheduleAdvanceValues);
     await c.query(
       d.series.advance,
-      SCHEDULE_ADVANCE_COLUMNS.map((col) => values[col]),
+      SCHEDULE_ADVANCE_COLUMNS.map((_, i) => values.map((v) => v[i])),
     );
-    if (step.job) next.push(step.job);
   }
-  await insertJob(c, d, next, now);
+  await insertJob(c, d, step.jobs, now);
 }
