@@ -11,6 +11,7 @@ import { benchServer, pgSizes, stopBenchServer, type PgSizes } from "./postgres-
 import { pgBulkInsert } from "./postgres-bulk-insert.js";
 import { pgChurn } from "./postgres-churn.js";
 import { pgClaimCost } from "./postgres-claim-cost.js";
+import { pgClaimTx } from "./postgres-claim-tx.js";
 import { pgIdle } from "./postgres-idle.js";
 import { pgPrecision } from "./postgres-precision.js";
 import { pgDispatch } from "./postgres-dispatch.js";
@@ -19,6 +20,7 @@ import pg from "pg";
 const BENCHMARKS: Readonly<Record<string, (s: PgSizes) => Promise<BenchResult>>> = {
   "bulk-insert": pgBulkInsert,
   "claim-cost": pgClaimCost,
+  "claim-tx": pgClaimTx,
   churn: pgChurn,
   precision: pgPrecision,
   dispatch: pgDispatch,
