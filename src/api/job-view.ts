@@ -1,5 +1,5 @@
 import { isoInstant } from "../core/instant-text.js";
-import type { Job } from "../core/job.js";
+import type { Job, JobCallbacks } from "../core/job.js";
 import type { CancelResult, RescheduleResult } from "../store/store.js";
 
 /**
@@ -32,6 +32,10 @@ export interface JobView {
   nominal: string | null;
   /** Its tags, in the order given (empty when none). */
   tags: readonly string[];
+  /** Its outcome callback URLs (src/core/callbacks.ts), or null when none were given. */
+  callbacks: JobCallbacks | null;
+  /** For a callback job: the id of the job whose outcome it reports; else null. */
+  callbackOf: string | null;
 }
 
 export function jobView(job: Job): JobView {
@@ -59,6 +63,8 @@ export function jobView(job: Job): JobView {
     scheduleId: job.scheduleId,
     nominal: job.nominal,
     tags: job.tags,
+    callbacks: job.callbacks,
+    callbackOf: job.callbackOf,
   };
 }
 

@@ -791,6 +791,24 @@ export interface components {
       expireAfterMs?: number;
       /** @description Labels to find and act on the job by ('user:42'): at most 16, each 1 to 64 printable characters without spaces, none repeated */
       tags?: string[];
+      /** @description Webhook URLs (held to the same rules as target) called when an attempt settles: each call is a signed webhook job of its own, written with the outcome and retried like any delivery; its payload is { event, job }. A cancelled or expired job calls nothing. */
+      callbacks?: {
+        /**
+         * Format: uri
+         * @description Called when the job succeeds
+         */
+        onSuccess?: string;
+        /**
+         * Format: uri
+         * @description Called after each failed attempt that will be retried
+         */
+        onFailure?: string;
+        /**
+         * Format: uri
+         * @description Called when the job is dead
+         */
+        onDead?: string;
+      };
     };
     RescheduleInput: {
       dueAt?: string | number;
@@ -833,6 +851,26 @@ export interface components {
       nominal: string | null;
       /** @description Labels to find and act on the job by ('user:42'): at most 16, each 1 to 64 printable characters without spaces, none repeated */
       tags: string[];
+      /** @description Webhook URLs (held to the same rules as target) called when an attempt settles: each call is a signed webhook job of its own, written with the outcome and retried like any delivery; its payload is { event, job }. A cancelled or expired job calls nothing. */
+      callbacks: {
+        /**
+         * Format: uri
+         * @description Called when the job succeeds
+         */
+        onSuccess?: string;
+        /**
+         * Format: uri
+         * @description Called after each failed attempt that will be retried
+         */
+        onFailure?: string;
+        /**
+         * Format: uri
+         * @description Called when the job is dead
+         */
+        onDead?: string;
+      } | null;
+      /** @description For a callback job: the id of the job whose outcome it reports, or null */
+      callbackOf: string | null;
     };
     JobCount: {
       count: number;

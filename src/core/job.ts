@@ -226,6 +226,20 @@ export interface Job {
    * due-time index: it is never claimed until its pause is resumed.
    */
   readonly pausedBy: string | null;
+  /** Outcome callback URLs (src/core/callbacks.ts), or null when none were given. */
+  readonly callbacks: JobCallbacks | null;
+  /** For a callback job: the id of the job whose outcome it reports; else null. */
+  readonly callbackOf: string | null;
+}
+
+/**
+ * Webhook URLs a job calls when an attempt settles with that outcome (src/core/callbacks.ts
+ * says when each is called and what it carries).
+ */
+export interface JobCallbacks {
+  readonly onSuccess?: string;
+  readonly onFailure?: string;
+  readonly onDead?: string;
 }
 
 /**
@@ -262,6 +276,10 @@ export interface NewJob {
   readonly maxWaitMs?: number | null;
   /** Its tags (checked by optionalTags); absent or empty: none. */
   readonly tags?: readonly string[];
+  /** Its outcome callbacks (checked by optionalCallbacks); absent or null: none. */
+  readonly callbacks?: JobCallbacks | null;
+  /** A callback job: the job it reports on (set by callbackJob only). */
+  readonly callbackOf?: string | null;
 }
 
 /**
@@ -325,5 +343,7 @@ export function newPendingJob(j: NewJob, bucket: number, shard: number, now: num
     nominal: j.nominal ?? null,
     tags: j.tags ?? NO_TAGS,
     pausedBy: null,
+    callbacks: j.callbacks ?? null,
+    callbackOf: j.callbackOf ?? null,
   };
 }

@@ -14,7 +14,9 @@ import {
   requireString,
   type FieldPrefix,
   type StringRule,
+  TARGET_RULE,
 } from "./validate.js";
+import { optionalCallbacks, type JobCallbacks } from "./callbacks.js";
 
 /** What a caller passes to schedule one job. */
 export interface ScheduleInput {
@@ -62,6 +64,12 @@ export interface ScheduleInput {
    * characters without spaces, none repeated. Default none.
    */
   readonly tags?: readonly string[] | null;
+  /**
+   * Webhook URLs called when an attempt settles (src/core/callbacks.ts): `onSuccess`,
+   * `onFailure` (an attempt failed, another follows), `onDead`. Each is delivered as a signed
+   * webhook job written with the outcome. Default none.
+   */
+  readonly callbacks?: JobCallbacks | null;
 }
 
 export const SCHEDULE_INPUT_FIELDS = [
@@ -79,6 +87,7 @@ export const SCHEDULE_INPUT_FIELDS = [
   "maxAttempts",
   "expireAfterMs",
   "tags",
+  "callbacks",
 ] as const;
 
 export interface ScheduleContext {
@@ -100,8 +109,7 @@ const TENANT_RULE: StringRule = {
   pattern: /^[A-Za-z0-9_.-]+$/,
   patternText: "letters, digits, '_', '.' or '-'",
 };
-/** A job's target (a handler name or a webhook URL): the one length rule, used by every reader of a target. */
-export const TARGET_RULE: StringRule = { max: 2048 };
+export { TARGET_RULE };
 /**
  * Largest `targetOptions`, in bytes of JSON. Above what the service's webhook headers can
  * reach (20 headers of 128 + 4096 characters); it bounds what a library caller stores.
@@ -193,6 +201,7 @@ function validate(raw: unknown, ctx: ScheduleContext, prefix: FieldPrefix): NewJ
 
   const modes = keyModeFields(input, key, prefix);
   const tags = optionalTags(input.tags, prefix);
+  const callbacks = optionalCallbacks(input.callbacks, prefix);
 
   return {
     id: ctx.newId(),
@@ -208,6 +217,7 @@ function validate(raw: unknown, ctx: ScheduleContext, prefix: FieldPrefix): NewJ
     maxAttempts,
     expireAfterMs,
     ...(tags === undefined ? {} : { tags }),
+    ...(callbacks === undefined ? {} : { callbacks }),
   };
 }
 

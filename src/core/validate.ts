@@ -25,6 +25,12 @@ export interface StringRule {
   readonly patternText?: string;
 }
 
+/**
+ * A job's target (a handler name or a webhook URL): the one length rule, used by every reader
+ * of a target (schedule-input.ts re-exports it beside the other job rules).
+ */
+export const TARGET_RULE: StringRule = { max: 2048 };
+
 /** What requireObject accepts, as a check that builds nothing. */
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

@@ -1,7 +1,9 @@
 import type { Clock, TimerHandle } from "../core/clock.js";
 import type { Job, JsonValue } from "../core/job.js";
 import type { Settlement } from "../store/store.js";
+import { createIdGenerator } from "../core/ids.js";
 import { backoffDelay } from "./backoff.js";
+import { withCallback } from "./callbacks.js";
 import { FairQueue, type FairShare, type Lane } from "./fair-queue.js";
 import type { Logger } from "./logger.js";
 import { InfrastructureError, PermanentJobError, RetryLaterError } from "./handler-errors.js";
@@ -110,6 +112,8 @@ export class Dispatcher {
   /** Handlers running now, checked for timeouts by one sweep timer (not a timer per job). */
   private readonly inFlight = new Set<RunningHandler>();
   private sweepTimer: TimerHandle | null = null;
+  /** Ids of the callback jobs settlements carry (engine/callbacks.ts). */
+  private readonly newCallbackId = createIdGenerator(() => this.d.clock.now());
 
   constructor(private readonly d: DispatcherDeps) {
     this.queue = new FairQueue(d.tenantConcurrency);
@@ -345,7 +349,8 @@ export class Dispatcher {
     this.queue.done(lane);
     this.settling++;
     this.pump();
-    void this.d.settler.settle(settlement).then((applied) => {
+    const written = withCallback(outcome.job, settlement, this.d.clock.now(), this.newCallbackId);
+    void this.d.settler.settle(written).then((applied) => {
       try {
         outcome.applied = applied;
         this.d.onOutcome(outcome);

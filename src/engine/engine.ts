@@ -92,7 +92,11 @@ export class Engine {
       this.store,
       this.clock,
       this.logger,
-      (done) => this.heldTenants.settled(done),
+      (done) => {
+        this.heldTenants.settled(done);
+        // a callback written with its outcome is due now (core/callbacks.ts)
+        if (done.some((st) => st.callback)) this.watcher.wakeFor(this.clock.now());
+      },
       this.loops,
     );
     this.dispatcher = new Dispatcher({

@@ -94,7 +94,8 @@ export class LeaseSweeper {
     }
     if (requeued + dead > 0) {
       this.d.logger.warn({ requeued, dead }, "expired leases swept");
-      if (requeued > 0) this.d.onRequeued?.();
+      // requeued jobs are due now, and so are the callbacks a dead one may have written
+      this.d.onRequeued?.();
     }
     return { result: { requeued, dead, nextExpiresAt }, more };
   }

@@ -1,6 +1,7 @@
 import type { ScheduleInput } from "../core/schedule-input.js";
 import { rejectUnknownFields, requireObject } from "../core/validate.js";
 import { checkWebhookTarget } from "../core/webhook-target.js";
+import { optionalCallbacks } from "../core/callbacks.js";
 
 export { jobView, type JobView } from "../api/job-view.js";
 
@@ -8,6 +9,8 @@ export { jobView, type JobView } from "../api/job-view.js";
  * The HTTP shape of a job and its translation to the library's ScheduleInput. The field
  * names are the library's (errors read the same everywhere) except two: `tenant` is never
  * accepted (it comes from the API key) and `headers` is the HTTP face of `targetOptions`.
+ * `callbacks` URLs are held to the webhook target policy here (private addresses), as the
+ * target is.
  * Everything else is checked by the library's own validateScheduleInput.
  */
 export const HTTP_JOB_FIELDS = [
@@ -24,6 +27,7 @@ export const HTTP_JOB_FIELDS = [
   "maxAttempts",
   "expireAfterMs",
   "tags",
+  "callbacks",
 ] as const;
 
 export interface JobInputContext {
@@ -45,11 +49,23 @@ export function toScheduleInput(raw: unknown, ctx: JobInputContext): ScheduleInp
       fields: { target: `${p}target`, headers: `${p}headers` },
     },
   );
+  // the callback URLs under the target's own policy (a private address refused alike)
+  const callbacks = optionalCallbacks(
+    body.callbacks,
+    p,
+    (value, field) =>
+      checkWebhookTarget(
+        { target: value },
+        { allowPrivateTargets: ctx.allowPrivateTargets, fields: { target: field, headers: field } },
+      ).target,
+  );
   const rest = { ...body };
   delete rest.headers;
+  delete rest.callbacks;
   return {
     ...(rest as Omit<ScheduleInput, "tenant" | "targetOptions">),
     tenant: ctx.tenant,
     targetOptions: headers === null ? null : { headers },
+    ...(callbacks === undefined ? {} : { callbacks }),
   };
 }

@@ -15,6 +15,23 @@ const TAGS_SCHEMA = {
   description: `Labels to find and act on the job by ('user:42'): at most ${MAX_TAGS}, each 1 to ${MAX_TAG_LENGTH} printable characters without spaces, none repeated`,
 } as const;
 
+/** A job's outcome callbacks (src/core/callbacks.ts), on create and in Job. */
+const CALLBACKS_SCHEMA = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    onSuccess: { type: "string", format: "uri", description: "Called when the job succeeds" },
+    onFailure: {
+      type: "string",
+      format: "uri",
+      description: "Called after each failed attempt that will be retried",
+    },
+    onDead: { type: "string", format: "uri", description: "Called when the job is dead" },
+  },
+  description:
+    "Webhook URLs (held to the same rules as target) called when an attempt settles: each call is a signed webhook job of its own, written with the outcome and retried like any delivery; its payload is { event, job }. A cancelled or expired job calls nothing.",
+} as const;
+
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 export const json = (schema: object) => ({ "application/json": { schema } });
 export const errorResponse = (description: string) => ({
@@ -99,6 +116,7 @@ export const SCHEMAS: Record<string, unknown> = {
         description: "Misfire tolerance: expire instead of firing when this late",
       },
       tags: TAGS_SCHEMA,
+      callbacks: CALLBACKS_SCHEMA,
     },
   },
   RescheduleInput: {
@@ -137,6 +155,8 @@ export const SCHEMAS: Record<string, unknown> = {
       "scheduleId",
       "nominal",
       "tags",
+      "callbacks",
+      "callbackOf",
     ],
     properties: {
       id: { type: "string" },
@@ -170,6 +190,11 @@ export const SCHEMAS: Record<string, unknown> = {
           "The occurrence's nominal wall time in the series' zone (ISO without offset, '#2' for the second instant of a repeated hour), or null",
       },
       tags: TAGS_SCHEMA,
+      callbacks: { ...CALLBACKS_SCHEMA, type: ["object", "null"] },
+      callbackOf: {
+        type: ["string", "null"],
+        description: "For a callback job: the id of the job whose outcome it reports, or null",
+      },
     },
   },
   JobCount: {

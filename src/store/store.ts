@@ -583,6 +583,12 @@ export interface SettlementBase {
   readonly id: string;
   readonly fence: number;
   readonly firedAt: number;
+  /**
+   * The callback job reporting this outcome (core/callbacks.ts callbackJob): stored in the
+   * same transaction as the outcome when the settlement applies, and never when it does not,
+   * so a callback exists exactly when its outcome does.
+   */
+  readonly callback?: NewJob;
 }
 
 export type CancelResult =

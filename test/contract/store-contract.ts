@@ -3,6 +3,7 @@ import { bucketOf } from "../../src/core/buckets.js";
 import { createIdGenerator } from "../../src/core/ids.js";
 import type { Job, NewJob } from "../../src/core/job.js";
 import type { Store } from "../../src/store/store.js";
+import { describeCallbackContract } from "./callback-contract.js";
 import { describeCapabilityContract } from "./capability-contract.js";
 import { describeFeedContract } from "./feed-contract.js";
 import { describeKeyModeContract } from "./key-mode-contract.js";
@@ -769,4 +770,5 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
   describeOperationContract(name, makeStore);
   describeTagContract(name, makeStore);
   describePauseContract(name, makeStore);
+  describeCallbackContract(name, makeStore);
 }

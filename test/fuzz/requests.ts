@@ -83,6 +83,10 @@ export function validJob(t: FuzzService): fc.Arbitrary<Record<string, unknown>> 
       expireAfterMs: fc.integer({ min: 0, max: 86_400_000 }),
       timeZone: fc.constantFrom("UTC", "Europe/Paris", "America/New_York"),
       headers: fc.constantFrom({ "x-tenant-ref": "42" }, { "X-Trace": "abc" }),
+      callbacks: fc.constantFrom(
+        { onSuccess: "https://example.com/done" },
+        { onFailure: "https://example.com/failed", onDead: "https://example.com/dead" },
+      ),
     },
     { requiredKeys: ["target", "dueAt"] },
   );

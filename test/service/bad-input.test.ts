@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HTTP_JOB_FIELDS } from "../../src/service/job-input.js";
+import { CALLBACK_FIELDS } from "../../src/core/callbacks.js";
 import { HTTP_SCHEDULE_FIELDS } from "../../src/service/schedule-input.js";
 import { startTestService, type ApiResult, type TestService } from "./helpers.js";
 
@@ -214,7 +215,7 @@ describe("fuzz: no input produces a 500", () => {
         return Array.from({ length: Math.floor(Math.random() * 4) }, () => randomValue(depth + 1));
       default: {
         // The API's own lists of job and schedule fields, a batch's, and one it does not know.
-        const keys = [...HTTP_JOB_FIELDS, ...HTTP_SCHEDULE_FIELDS, "jobs", "x"];
+        const keys = [...HTTP_JOB_FIELDS, ...HTTP_SCHEDULE_FIELDS, ...CALLBACK_FIELDS, "jobs", "x"];
         const o: Record<string, unknown> = {};
         for (let i = Math.floor(Math.random() * 6); i > 0; i--) {
           o[keys[Math.floor(Math.random() * keys.length)]!] = randomValue(depth + 1);

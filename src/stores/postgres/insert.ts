@@ -2,6 +2,7 @@ import type pg from "pg";
 import { bucketOf } from "../../core/buckets.js";
 import { newPendingJob, replacementDueAt, type Job, type NewJob } from "../../core/job.js";
 import { tagsColumn } from "../../core/tags.js";
+import { callbacksColumn } from "../../core/callbacks.js";
 import type { InsertResult } from "../../store/store.js";
 import { insertArrays, rowToJob, type JobRow, type Placements } from "./rows.js";
 import type { Statements } from "./statements.js";
@@ -105,6 +106,7 @@ async function answerHolder(
       now,
       j.traceContext ?? null,
       tagsColumn(j.tags),
+      callbacksColumn(j.callbacks),
     ]);
     if (rows[0]) return { job: rowToJob(rows[0]), created: false, outcome: "replaced" };
   }

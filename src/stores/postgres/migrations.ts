@@ -328,6 +328,13 @@ export function migrations(schema: string): readonly string[] {
     `,
     // Version 10: why a series ended when a claim could not advance it (core/series.ts).
     `ALTER TABLE ${s}.schedules ADD COLUMN ended_reason text`,
+    // Version 11: outcome callbacks (core/callbacks.ts) in every job table (a transition
+    // copies them along): the URLs (JSON text) and, on a callback job, the job it reports on.
+    `
+    ALTER TABLE ${s}.jobs_live ADD COLUMN callbacks text, ADD COLUMN callback_of text;
+    ALTER TABLE ${s}.jobs_claimed ADD COLUMN callbacks text, ADD COLUMN callback_of text;
+    ALTER TABLE ${s}.jobs_history ADD COLUMN callbacks text, ADD COLUMN callback_of text;
+    `,
   ];
 }
 

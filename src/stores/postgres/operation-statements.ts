@@ -65,7 +65,7 @@ export function operationStatements(schema: string) {
         INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
         SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
           trace_context, attempts, max_attempts, expire_after_ms, version + 1, fence, last_error,
-          last_result, created_at, $4::bigint, fired_at, schedule_id, nominal, tags, 'cancelled', $4::bigint
+          last_result, created_at, $4::bigint, fired_at, schedule_id, nominal, tags, callbacks, callback_of, 'cancelled', $4::bigint
         FROM del
         RETURNING tenant, id, due_at, attempts
       ), changed AS (
@@ -83,7 +83,7 @@ export function operationStatements(schema: string) {
         INSERT INTO ${s}.jobs_live (${COLS})
         SELECT shard, id, tenant, key, new_due, new_bucket, payload, target, target_options,
           trace_context, attempts, max_attempts, expire_after_ms, version + 1, fence, last_error,
-          last_result, created_at, $6::bigint, fired_at, schedule_id, nominal, tags
+          last_result, created_at, $6::bigint, fired_at, schedule_id, nominal, tags, callbacks, callback_of
         FROM del
         RETURNING tenant, id, due_at, attempts
       ), changed AS (
@@ -111,7 +111,7 @@ export function operationStatements(schema: string) {
         INSERT INTO ${s}.jobs_live (${COLS})
         SELECT shard, id, tenant, key, $4::bigint, $5::bigint, payload, target, target_options,
           trace_context, 0, max_attempts, expire_after_ms, version + 1, fence, last_error,
-          last_result, created_at, $6::bigint, fired_at, schedule_id, nominal, tags
+          last_result, created_at, $6::bigint, fired_at, schedule_id, nominal, tags, callbacks, callback_of
         FROM del
         RETURNING tenant, id, due_at, attempts
       ), changed AS (

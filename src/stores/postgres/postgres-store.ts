@@ -54,6 +54,7 @@ import { insertKeyed } from "./insert.js";
 import { listJobs } from "./list.js";
 import { countByTag, listByTag } from "./tags.js";
 import { checkJobTags } from "../../core/tags.js";
+import { expireLeasesWithCallbacks, settleWithCallbacks, type CallbackDeps } from "./callbacks.js";
 import { moveOnce } from "./move.js";
 import { fixedSettings, type Settings } from "./settings.js";
 import { applyMigrations } from "./migrations.js";
@@ -330,9 +331,15 @@ export class PostgresStore implements Store {
       retryBucket,
       params.now,
     ];
-    const { rows } = await this.run("settling jobs", () =>
-      withRetry(() => this.pool.query<{ id: string; fence: number }>(this.sql.settle, arrays)),
+    // the partitions the callbacks go to (core/callbacks.ts): they are due at once
+    await this.ensureLive(
+      list.flatMap((st) => (st.callback ? [bucketOf(st.callback.dueAt, this.bucketWidthMs)] : [])),
+      params.now,
     );
+    const { rows, called } = await this.run("settling jobs", () =>
+      withRetry(() => settleWithCallbacks(this.callbackDeps(), list, arrays, params.now)),
+    );
+    if (called > 0) await this.notifyEarlier(params.now, params.now);
     const applied = new Set(rows.map((r) => `${r.id}:${r.fence}`));
     const earliestRetry = Math.min(
       ...list.flatMap((st, i) => {
@@ -421,22 +428,24 @@ export class PostgresStore implements Store {
     if (params.limit <= 0) return { requeued: 0, dead: 0, nextExpiresAt: null };
     const error = "lease expired before the job was acknowledged";
     await this.ensureHistory(params.now);
-    const { rows } = await this.run("expiring leases", () =>
+    await this.ensureLive([bucketOf(params.now, this.bucketWidthMs)], params.now);
+    const { row, called } = await this.run("expiring leases", () =>
       withRetry(() =>
-        this.pool.query<{
-          dead: number;
-          requeued: number;
-          earliest: number | null;
-          next_expires_at: number | null;
-        }>(this.sql.leasesExpire, [params.now, params.limit, error]),
+        expireLeasesWithCallbacks(
+          this.callbackDeps(),
+          { now: params.now, limit: params.limit, error },
+          () => this.newId(),
+        ),
       ),
     );
     // The requeued jobs may be of other nodes' shards: wake their owners as a write would.
-    await this.notifyRequeued(rows[0]?.earliest ?? null, params.now);
+    const earliest =
+      called > 0 ? Math.min(row?.earliest ?? params.now, params.now) : (row?.earliest ?? null);
+    await this.notifyRequeued(earliest, params.now);
     return {
-      requeued: rows[0]?.requeued ?? 0,
-      dead: rows[0]?.dead ?? 0,
-      nextExpiresAt: rows[0]?.next_expires_at ?? null,
+      requeued: row?.requeued ?? 0,
+      dead: row?.dead ?? 0,
+      nextExpiresAt: row?.next_expires_at ?? null,
     };
   }
 
@@ -692,6 +701,16 @@ export class PostgresStore implements Store {
   /** Resolves once the LISTEN connection is up (tests use it before writing). */
   async listening(): Promise<void> {
     await this.notifier.ready();
+  }
+
+  /** What core/callbacks' PostgreSQL writes need (stores/postgres/callbacks.ts). */
+  private callbackDeps(): CallbackDeps {
+    return {
+      pool: this.pool,
+      sql: this.sql,
+      bucketWidthMs: this.bucketWidthMs,
+      shardCount: this.shardCount,
+    };
   }
 
   /** Creates missing live partitions for buckets inside the on-demand window around `now`. */

@@ -2,6 +2,7 @@ import { bucketOf } from "../../core/buckets.js";
 import { shardOf } from "../../core/ids.js";
 import type { Job, JobStatus, JsonValue, NewJob } from "../../core/job.js";
 import { tagsColumn, tagsFromColumn } from "../../core/tags.js";
+import { callbacksColumn, callbacksFromColumn } from "../../core/callbacks.js";
 
 /** A job row as node-postgres returns it (bigint parsed to number by the pool's types). */
 export interface JobRow {
@@ -32,6 +33,8 @@ export interface JobRow {
   schedule_id: string | null;
   nominal: string | null;
   tags: string | null;
+  callbacks: string | null;
+  callback_of: string | null;
 }
 
 export function rowToJob(r: JobRow): Job {
@@ -65,6 +68,8 @@ export function rowToJob(r: JobRow): Job {
     nominal: r.nominal,
     tags: tagsFromColumn(r.tags),
     pausedBy: null,
+    callbacks: callbacksFromColumn(r.callbacks),
+    callbackOf: r.callback_of,
   };
 }
 
@@ -119,6 +124,8 @@ export function insertArrays(
   const scheduleId = new Array<string | null>(n);
   const nominal = new Array<string | null>(n);
   const tags = new Array<string | null>(n);
+  const callbacks = new Array<string | null>(n);
+  const callbackOf = new Array<string | null>(n);
   for (let i = 0; i < n; i++) {
     const at = indexes === undefined ? i : indexes[i]!;
     const j = jobs[at]!;
@@ -137,6 +144,8 @@ export function insertArrays(
     scheduleId[i] = j.scheduleId ?? null;
     nominal[i] = j.nominal ?? null;
     tags[i] = tagsColumn(j.tags);
+    callbacks[i] = callbacksColumn(j.callbacks);
+    callbackOf[i] = j.callbackOf ?? null;
   }
   return [
     shard,
@@ -155,6 +164,8 @@ export function insertArrays(
     scheduleId,
     nominal,
     tags,
+    callbacks,
+    callbackOf,
   ];
 }
 

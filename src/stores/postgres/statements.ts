@@ -13,7 +13,7 @@
 /** Columns every job table has (trace_context, schedule_id, nominal and tags were added later). */
 export const COLS = `shard, id, tenant, key, due_at, bucket, payload, target, target_options,
   trace_context, attempts, max_attempts, expire_after_ms, version, fence, last_error,
-  last_result, created_at, updated_at, fired_at, schedule_id, nominal, tags`;
+  last_result, created_at, updated_at, fired_at, schedule_id, nominal, tags, callbacks, callback_of`;
 
 /** A row of any table as a full job row (rows.ts turns it into a Job). */
 const AS_PENDING = `${COLS}, 'pending'::text AS status, NULL::text AS lease_owner,
@@ -48,15 +48,15 @@ export function statements(schema: string) {
     liveInsert: `WITH ins AS (
         INSERT INTO ${s}.jobs_live (shard, id, tenant, key, due_at, bucket, payload,
           target, target_options, trace_context, max_attempts, expire_after_ms, created_at,
-          updated_at, schedule_id, nominal, tags)
+          updated_at, schedule_id, nominal, tags, callbacks, callback_of)
         SELECT u.shard, u.id, u.tenant, u.key, u.due_at, u.bucket, u.payload, u.target,
           u.target_options, u.trace_context, u.max_attempts, u.expire_after_ms, $13::bigint,
-          $13::bigint, u.schedule_id, u.nominal, u.tags
+          $13::bigint, u.schedule_id, u.nominal, u.tags, u.callbacks, u.callback_of
         FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
           $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], $12::bigint[],
-          $14::text[], $15::text[], $16::text[])
+          $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
           AS u(shard, id, tenant, key, due_at, bucket, payload, target, target_options,
-            trace_context, max_attempts, expire_after_ms, schedule_id, nominal, tags)
+            trace_context, max_attempts, expire_after_ms, schedule_id, nominal, tags, callbacks, callback_of)
         RETURNING tenant, id, due_at, shard, tags
       ), tagged AS (
         INSERT INTO ${s}.job_tags (tenant, tag, job_id, shard, due_at)
@@ -97,7 +97,8 @@ export function statements(schema: string) {
         INSERT INTO ${s}.jobs_live (${COLS})
         SELECT shard, id, tenant, key, $3::bigint, $4::bigint, $5::text, $6::text, $7::text,
           $11::text, attempts, $8::int, $9::bigint, version + 1, fence, last_error, last_result,
-          created_at, $10::bigint, fired_at, schedule_id, nominal, $12::text
+          created_at, $10::bigint, fired_at, schedule_id, nominal, $12::text, $13::text,
+          callback_of
         FROM del
         RETURNING *
       ), changed AS (
@@ -212,7 +213,7 @@ export function statements(schema: string) {
           attempts, max_attempts, expire_after_ms, version + 1, fence,
           COALESCE(st_error, last_error),
           CASE WHEN outcome = 'succeeded' THEN st_result ELSE NULL END,
-          created_at, $10::bigint, COALESCE(st_fired_at, fired_at), schedule_id, nominal, tags, outcome, $10::bigint
+          created_at, $10::bigint, COALESCE(st_fired_at, fired_at), schedule_id, nominal, tags, callbacks, callback_of, outcome, $10::bigint
         FROM done WHERE outcome NOT IN ('retry', 'release')
       ), released AS (
         INSERT INTO ${s}.jobs_live (${COLS})
@@ -220,14 +221,14 @@ export function statements(schema: string) {
           COALESCE(retry_bucket, bucket), payload, target, target_options, trace_context,
             attempts - 1,
           max_attempts, expire_after_ms, version + 1, fence, COALESCE(st_error, last_error),
-          last_result, created_at, $10::bigint, fired_at, schedule_id, nominal, tags
+          last_result, created_at, $10::bigint, fired_at, schedule_id, nominal, tags, callbacks, callback_of
         FROM done WHERE outcome = 'release'
       ), retried AS (
         INSERT INTO ${s}.jobs_live (${COLS})
         SELECT shard, id, tenant, key, retry_at, retry_bucket,
           payload, target, target_options, trace_context,
           attempts, max_attempts, expire_after_ms, version + 1, fence, st_error, last_result,
-          created_at, $10::bigint, st_fired_at, schedule_id, nominal, tags
+          created_at, $10::bigint, st_fired_at, schedule_id, nominal, tags, callbacks, callback_of
         FROM done WHERE outcome = 'retry'
       ), changed AS (
         INSERT INTO ${s}.job_changes (${CHANGE_COLS})
@@ -253,7 +254,7 @@ export function statements(schema: string) {
         INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
         SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
           trace_context, attempts, max_attempts, expire_after_ms, version + 1, fence, last_error,
-          last_result, created_at, $4::bigint, fired_at, schedule_id, nominal, tags, 'cancelled', $4::bigint
+          last_result, created_at, $4::bigint, fired_at, schedule_id, nominal, tags, callbacks, callback_of, 'cancelled', $4::bigint
         FROM del
         RETURNING *
       ), changed AS (
@@ -271,7 +272,7 @@ export function statements(schema: string) {
         INSERT INTO ${s}.jobs_live (${COLS})
         SELECT shard, id, tenant, key, $5::bigint, $6::bigint, payload, target, target_options,
           trace_context, attempts, max_attempts, expire_after_ms, version + 1, fence, last_error,
-          last_result, created_at, $7::bigint, fired_at, schedule_id, nominal, tags
+          last_result, created_at, $7::bigint, fired_at, schedule_id, nominal, tags, callbacks, callback_of
         FROM del
         RETURNING *
       ), changed AS (
@@ -290,7 +291,7 @@ export function statements(schema: string) {
         SELECT shard, id, tenant, key, $5::bigint, $6::bigint,
           payload, target, target_options, trace_context,
           0, max_attempts, expire_after_ms, version + 1, fence, last_error, last_result, created_at,
-          $7::bigint, fired_at, schedule_id, nominal, tags
+          $7::bigint, fired_at, schedule_id, nominal, tags, callbacks, callback_of
         FROM del
         RETURNING *
       ), changed AS (
@@ -331,7 +332,7 @@ export function statements(schema: string) {
         SELECT shard, id, tenant, key, due_at, bucket,
           payload, target, target_options, trace_context,
           attempts,
-          max_attempts, expire_after_ms, version + 1, fence, $3::text, NULL, created_at, $1::bigint, fired_at, schedule_id, nominal, tags,
+          max_attempts, expire_after_ms, version + 1, fence, $3::text, NULL, created_at, $1::bigint, fired_at, schedule_id, nominal, tags, callbacks, callback_of,
           'dead', $1::bigint
         FROM del WHERE attempts >= max_attempts
         RETURNING 1
@@ -341,7 +342,7 @@ export function statements(schema: string) {
           payload, target, target_options, trace_context,
           attempts,
           max_attempts, expire_after_ms, version + 1, fence, $3::text, last_result, created_at, $1::bigint,
-          fired_at, schedule_id, nominal, tags
+          fired_at, schedule_id, nominal, tags, callbacks, callback_of
         FROM del WHERE attempts < max_attempts
         RETURNING due_at
       ), changed AS (
@@ -352,6 +353,7 @@ export function statements(schema: string) {
         FROM del
       )
       SELECT (SELECT count(*) FROM dead)::int AS dead, (SELECT count(*) FROM requeued)::int AS requeued,
+        (SELECT json_agg(row_to_json(del)) FROM del WHERE callbacks IS NOT NULL) AS called,
         (SELECT min(due_at) FROM requeued)::bigint AS earliest,
         (SELECT min(lease_expires_at) FROM ${s}.jobs_claimed
           WHERE lease_expires_at > $1::bigint)::bigint AS next_expires_at`,
@@ -382,7 +384,7 @@ export function statements(schema: string) {
         SELECT shard, id, tenant, key, due_at, bucket,
           payload, target, target_options, trace_context,
           attempts - 1, max_attempts, expire_after_ms, version + 1, fence, last_error,
-          last_result, created_at, $5::bigint, fired_at, schedule_id, nominal, tags
+          last_result, created_at, $5::bigint, fired_at, schedule_id, nominal, tags, callbacks, callback_of
         FROM del
         RETURNING due_at
       ), changed AS (
@@ -646,7 +648,7 @@ function claimMoving(s: string, due: string): string {
       INSERT INTO ${s}.jobs_claimed (${COLS}, lease_owner, lease_expires_at)
       SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
         trace_context, attempts + 1, max_attempts, expire_after_ms, version + 1, fence + 1,
-        last_error, last_result, created_at, $4::bigint, fired_at, schedule_id, nominal, tags, $3::text,
+        last_error, last_result, created_at, $4::bigint, fired_at, schedule_id, nominal, tags, callbacks, callback_of, $3::text,
         $4::bigint + $6::bigint
       FROM moved
       RETURNING *

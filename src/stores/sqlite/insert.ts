@@ -2,6 +2,7 @@ import { shardOf } from "../../core/ids.js";
 import { newPendingJob, replacementDueAt, type Job, type NewJob } from "../../core/job.js";
 import type { InsertResult } from "../../store/store.js";
 import { tagsColumn } from "../../core/tags.js";
+import { callbacksColumn } from "../../core/callbacks.js";
 import type { SqliteContext } from "./context.js";
 import { tagsAdd, tagsDrop } from "./tags.js";
 import { pauseCovering } from "../../core/pause.js";
@@ -66,6 +67,8 @@ export function insertJobs(
       j.scheduleId ?? null,
       j.nominal ?? null,
       tagsColumn(j.tags),
+      callbacksColumn(j.callbacks),
+      j.callbackOf ?? null,
     );
     const seq = Number(info.lastInsertRowid);
     tagsAdd(ctx.s, j, seq);
@@ -132,6 +135,7 @@ function answerHolder(
     expireAfterMs: j.expireAfterMs,
     traceContext: j.traceContext ?? null,
     tags: tagsColumn(j.tags),
+    callbacks: callbacksColumn(j.callbacks),
     now,
   });
   tagsDrop(ctx.s, holder);

@@ -39,6 +39,8 @@
  * scheduled it (NULL when no OpenTelemetry SDK recorded one).
  * Since version 8 a jobs row carries `tags` (a JSON array, NULL when none) and `job_tags`
  * indexes them per (tenant, tag, job id), with the job's seq to reach its row.
+ * Since version 11 a jobs row carries `callbacks` (its outcome callback URLs, JSON) and
+ * `callback_of` (on a callback job, the job it reports on).
  * Retention deletes a finished job's `finished` row, its `jobs` row and its tag entries
  * together.
  */
@@ -329,5 +331,11 @@ export const MIGRATIONS: readonly string[] = [
   // compiles, a corrupt row): the claim records it and goes on (core/series.ts stepSeries).
   `
   ALTER TABLE schedules ADD COLUMN ended_reason TEXT;
+  `,
+  // Version 11: outcome callbacks (src/core/callbacks.ts): a job's callback URLs (JSON, NULL
+  // when none) and, on a callback job, the job it reports on. Nullable columns write no row.
+  `
+  ALTER TABLE jobs ADD COLUMN callbacks TEXT;
+  ALTER TABLE jobs ADD COLUMN callback_of TEXT;
   `,
 ];

@@ -1,5 +1,6 @@
 import type { Job, JobStatus, JsonValue } from "../../core/job.js";
 import { tagsFromColumn } from "../../core/tags.js";
+import { callbacksFromColumn } from "../../core/callbacks.js";
 
 /**
  * Columns every job-returning statement selects, in this order. Those statements run in
@@ -36,6 +37,8 @@ export const JOB_COLUMN_NAMES = [
   "nominal",
   "tags",
   "paused_by",
+  "callbacks",
+  "callback_of",
 ] as const;
 
 /** A jobs row in raw mode: values in JOB_COLUMN_NAMES order. */
@@ -130,6 +133,8 @@ export function rowToJob(r: JobTuple): Job {
     nominal: r[26] as string | null,
     tags: tagsFromColumn(r[27] as string | null),
     pausedBy: (r[28] as string | null | undefined) ?? null,
+    callbacks: callbacksFromColumn(r[29] as string | null),
+    callbackOf: r[30] as string | null,
   };
 }
 

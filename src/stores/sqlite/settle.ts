@@ -1,7 +1,10 @@
 import type { LeaseExpiryResult, Settlement, StaleLeasesParams } from "../../store/store.js";
 import type { ChangeKind } from "../../core/change.js";
+import { callbackJob } from "../../core/callbacks.js";
+import type { NewJob } from "../../core/job.js";
+import { insertJobs } from "./insert.js";
 import type { SqliteContext } from "./context.js";
-import { CounterDeltas } from "./rows.js";
+import { CounterDeltas, rowToJob, type JobTuple } from "./rows.js";
 
 /** A live claim, as `claimOf` reads it. */
 interface ClaimRow {
@@ -59,6 +62,9 @@ export function settleJobs(
     return true;
   });
   ctx.flush(deltas);
+  // each applied settlement's callback, in the same transaction as its outcome
+  const callbacks = settlements.flatMap((st, i) => (out[i] && st.callback ? [st.callback] : []));
+  if (callbacks.length > 0) insertJobs(ctx, callbacks, now);
   return out;
 }
 
@@ -205,7 +211,9 @@ export function expireLeases(ctx: SqliteContext, now: number, limit: number): Le
     fence: number;
     attempts: number;
     max_attempts: number;
+    has_callbacks: number;
   }[];
+  const callbacks: NewJob[] = [];
   const deltas = new CounterDeltas();
   let requeued = 0;
   let dead = 0;
@@ -213,7 +221,20 @@ export function expireLeases(ctx: SqliteContext, now: number, limit: number): Le
   for (const e of expired) {
     const c = ctx.s.claimOf.get(e.id, e.fence) as ClaimRow | undefined;
     if (!c) continue;
-    if (e.attempts >= e.max_attempts) {
+    const last = e.attempts >= e.max_attempts;
+    if (e.has_callbacks) {
+      // read as claimed, before the outcome moves it (rare: only jobs naming callbacks)
+      const job = rowToJob(ctx.s.jobById.get(e.id) as JobTuple);
+      const cb = callbackJob(
+        job,
+        last
+          ? { event: "dead", now, firedAt: job.firedAt, error, result: null }
+          : { event: "failed", now, firedAt: job.firedAt, error, result: null, retryAt: c.due_at },
+        ctx.newId(now),
+      );
+      if (cb) callbacks.push(cb);
+    }
+    if (last) {
       finish(ctx, c, deltas, "dead", error, null, now);
       dead++;
     } else {
@@ -222,6 +243,7 @@ export function expireLeases(ctx: SqliteContext, now: number, limit: number): Le
     }
   }
   ctx.flush(deltas);
+  if (callbacks.length > 0) insertJobs(ctx, callbacks, now);
   const next = ctx.s.leasesNextExpiry.get() as { at: number | null };
   return { requeued, dead, nextExpiresAt: next.at };
 }

@@ -44,6 +44,8 @@ const JOB_EXPRESSIONS: Record<(typeof JOB_COLUMN_NAMES)[number], string> = {
   nominal: "j.nominal",
   tags: "j.tags",
   paused_by: "(SELECT hd.pause_id FROM held hd WHERE hd.seq = j.seq)",
+  callbacks: "j.callbacks",
+  callback_of: "j.callback_of",
 };
 
 const JOB_COLUMNS = JOB_COLUMN_NAMES.map((name) => JOB_EXPRESSIONS[name]).join(", ");
@@ -102,8 +104,8 @@ export const SQL = {
    */
   jobInsert: `INSERT INTO jobs (id, tenant, key, due_at, bucket, shard, payload, target,
       target_options, max_attempts, expire_after_ms, created_at, updated_at, trace_context,
-      schedule_id, nominal, tags)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      schedule_id, nominal, tags, callbacks, callback_of)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 
   /** live_keys primary key, then the holder's row: live while it has no outcome. */
   jobByLiveKey: `${JOB_SELECT}
@@ -275,7 +277,7 @@ export const SQL = {
   jobReplace: `UPDATE jobs SET due_at = @dueAt, bucket = @bucket, payload = @payload, target = @target,
       target_options = @targetOptions, max_attempts = @maxAttempts,
       expire_after_ms = @expireAfterMs, trace_context = @traceContext, tags = @tags,
-      version = version + 1, updated_at = @now
+      callbacks = @callbacks, version = version + 1, updated_at = @now
     WHERE seq = @seq`,
   /** Retry a dead job: its outcome row goes, the row takes the outcome's token and version. */
   finishedDelete: `DELETE FROM finished WHERE rid = ?`,
@@ -289,7 +291,7 @@ export const SQL = {
 
   /** Index claims_lease: expired leases, oldest first. */
   leasesExpired: `SELECT c.id AS id, c.fence AS fence, c.attempts AS attempts,
-      j.max_attempts AS max_attempts
+      j.max_attempts AS max_attempts, j.callbacks IS NOT NULL AS has_callbacks
     FROM claims c CROSS JOIN jobs j ON j.seq = c.seq
     WHERE c.lease_expires_at <= ? ORDER BY c.lease_expires_at LIMIT ?`,
   /** The earliest lease left (index claims_lease: one descent). */
