@@ -527,7 +527,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Search by id or idempotency key, or a page of jobs in due order */
+    /** Search by id or idempotency key, or a page of jobs in due order (by tag: in id order) */
     get: operations["dashboardJobs"];
     put?: never;
     post?: never;
@@ -687,6 +687,58 @@ export interface paths {
     get: operations["events"];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/dashboard/operations": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The tenant's operations, newest first */
+    get: operations["dashboardListOperations"];
+    put?: never;
+    /** Start a bulk operation on the jobs matching a filter (see docs/managing-jobs.md) */
+    post: operations["dashboardStartOperation"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/dashboard/operations/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One operation and its progress */
+    get: operations["dashboardGetOperation"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/dashboard/operations/{id}/cancel": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Cancel a queued or running operation (the batch in flight finishes first) */
+    post: operations["dashboardCancelOperation"];
     delete?: never;
     options?: never;
     head?: never;
@@ -3530,6 +3582,8 @@ export interface operations {
         dueTo?: string;
         /** @description IANA zone for natural-language bounds */
         timeZone?: string;
+        /** @description Only jobs carrying this tag, read from the tag index; the page is then in job id order */
+        tag?: string;
         /** @description `nextCursor` of the previous page */
         cursor?: string;
         /** @description Page size (default 25) */
@@ -4322,6 +4376,257 @@ export interface operations {
       };
     };
   };
+  dashboardListOperations: {
+    parameters: {
+      query?: {
+        state?: "queued" | "running" | "done" | "cancelled" | "failed";
+        cursor?: string;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OperationPage"];
+        };
+      };
+      /** @description Invalid query */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  dashboardStartOperation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["OperationInput"];
+      };
+    };
+    responses: {
+      /** @description A count done at once */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OperationEnvelope"];
+        };
+      };
+      /** @description Queued: poll GET /v1/dashboard/operations/{id} for progress */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OperationEnvelope"];
+        };
+      };
+      /** @description Invalid kind, filter or parameter (the error names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  dashboardGetOperation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Operation id. Another tenant's operation answers 404 like a missing one. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The operation */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OperationEnvelope"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such operation of your tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  dashboardCancelOperation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Operation id. Another tenant's operation answers 404 like a missing one. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The operation: cancelled, or as it was if it had ended */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OperationEnvelope"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such operation of your tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
 }
 
 /** Each operation's method and path. */
@@ -4373,4 +4678,8 @@ export const OPERATIONS = {
   dashboardPauseSchedule: { method: "POST", path: "/v1/dashboard/schedules/{id}/pause" },
   dashboardResumeSchedule: { method: "POST", path: "/v1/dashboard/schedules/{id}/resume" },
   events: { method: "GET", path: "/v1/events" },
+  dashboardListOperations: { method: "GET", path: "/v1/dashboard/operations" },
+  dashboardStartOperation: { method: "POST", path: "/v1/dashboard/operations" },
+  dashboardGetOperation: { method: "GET", path: "/v1/dashboard/operations/{id}" },
+  dashboardCancelOperation: { method: "POST", path: "/v1/dashboard/operations/{id}/cancel" },
 } as const;

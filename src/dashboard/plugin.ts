@@ -12,6 +12,12 @@ import {
   type StreamOwnersCheck,
 } from "./events.js";
 import { installErrorHandler, send, tenantResolver, type AuthResult } from "./http.js";
+import {
+  cancelOperation,
+  listOperationRows,
+  operationDetail,
+  startOperation,
+} from "./operations.js";
 import { changeSchedule, listScheduleRows, scheduleDetail } from "./schedules.js";
 import { defaultStaticDir, registerStaticRoutes } from "./static.js";
 
@@ -54,9 +60,9 @@ type Params = { id: string };
  * The web dashboard: the prebuilt single-page app at `/` (static files, no key needed: the
  * page asks for the API key and sends it on every call), its JSON data endpoints under
  * `/v1/dashboard/`, and the live stream of job changes at `GET /v1/events` (Server-Sent
- * Events). Every `/v1` route needs a key and sees only its tenant's jobs and recurring series:
- * another tenant's answers 404, as a missing one. Register it at the root (no prefix): the page calls
- * `v1/...` relative to itself.
+ * Events). Every `/v1` route needs a key and sees only its tenant's jobs, recurring series and
+ * bulk operations: another tenant's answers 404, as a missing one. Register it at the root (no
+ * prefix): the page calls `v1/...` relative to itself.
  */
 export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app, options) => {
   const { scheduler, authenticate } = options;
@@ -156,6 +162,30 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
       return send(reply, await changeSchedule(scheduler, tenant, req.params.id, verb, ifMatch));
     });
   }
+
+  app.post("/v1/dashboard/operations", async (req, reply) => {
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    return send(reply, await startOperation(scheduler, tenant, req.body));
+  });
+
+  app.get("/v1/dashboard/operations", async (req, reply) => {
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    return send(reply, await listOperationRows(scheduler, tenant, req.query));
+  });
+
+  app.get<{ Params: Params }>("/v1/dashboard/operations/:id", async (req, reply) => {
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    return send(reply, await operationDetail(scheduler, tenant, req.params.id));
+  });
+
+  app.post<{ Params: Params }>("/v1/dashboard/operations/:id/cancel", async (req, reply) => {
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    return send(reply, await cancelOperation(scheduler, tenant, req.params.id));
+  });
 
   // The live stream. EventSource cannot set headers, so `?key=` is accepted too: it is
   // copied into the Authorization header for `authenticate` (see docs/dashboard.md for the

@@ -134,13 +134,18 @@ export const DASHBOARD_PATHS: Record<string, unknown> = {
   "/v1/dashboard/jobs": {
     get: {
       operationId: "dashboardJobs",
-      summary: "Search by id or idempotency key, or a page of jobs in due order",
+      summary:
+        "Search by id or idempotency key, or a page of jobs in due order (by tag: in id order)",
       parameters: [
         query("q", "A job id, or a live job's idempotency key"),
         query("status", "One or more states, comma-separated"),
         query("dueFrom", "Due at or after"),
         query("dueTo", "Due before (exclusive)"),
         query("timeZone", "IANA zone for natural-language bounds"),
+        query(
+          "tag",
+          "Only jobs carrying this tag, read from the tag index; the page is then in job id order",
+        ),
         query("cursor", "`nextCursor` of the previous page"),
         query("limit", "Page size (default 25)", { type: "integer", minimum: 1, maximum: 200 }),
       ],

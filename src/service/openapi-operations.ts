@@ -93,16 +93,37 @@ export const OPERATION_SCHEMAS = {
   },
 };
 
-export function operationPaths(): Record<string, unknown> {
+/**
+ * Where the routes live: the REST API's `/v1/operations`, or the dashboard's
+ * `/v1/dashboard/operations` (the same calls and answers, for the page; its POSTs are read
+ * by the dashboard's body rules, hence 413 and 415).
+ */
+export interface OperationPathsOptions {
+  readonly base: string;
+  /** The operationId of each route from the REST API's (startOperation...). */
+  readonly operationId: (name: string) => string;
+  readonly bodyErrors?: boolean;
+}
+
+const API_PATHS: OperationPathsOptions = { base: "/v1/operations", operationId: (n) => n };
+
+export function operationPaths(o: OperationPathsOptions = API_PATHS): Record<string, unknown> {
+  const id = o.operationId;
+  const bodyErrors = o.bodyErrors
+    ? {
+        "413": errorResponse("Body too large"),
+        "415": errorResponse("Body is not application/json"),
+      }
+    : {};
   return {
-    "/v1/operations": {
+    [o.base]: {
       post: {
-        operationId: "startOperation",
+        operationId: id("startOperation"),
         summary: "Start a bulk operation on the jobs matching a filter (see docs/managing-jobs.md)",
         requestBody: { required: true, content: json(ref("OperationInput")) },
         responses: {
           "202": {
-            description: "Queued: poll GET /v1/operations/{id} for progress",
+            description: `Queued: poll GET ${o.base}/{id} for progress`,
             content: json(ref("OperationEnvelope")),
           },
           "200": {
@@ -110,11 +131,12 @@ export function operationPaths(): Record<string, unknown> {
             content: json(ref("OperationEnvelope")),
           },
           "400": errorResponse("Invalid kind, filter or parameter (the error names the field)"),
+          ...bodyErrors,
           ...authErrors,
         },
       },
       get: {
-        operationId: "listOperations",
+        operationId: id("listOperations"),
         summary: "The tenant's operations, newest first",
         parameters: [
           {
@@ -132,9 +154,9 @@ export function operationPaths(): Record<string, unknown> {
         },
       },
     },
-    "/v1/operations/{id}": {
+    [`${o.base}/{id}`]: {
       get: {
-        operationId: "getOperation",
+        operationId: id("getOperation"),
         summary: "One operation and its progress",
         parameters: [opId],
         responses: {
@@ -144,9 +166,9 @@ export function operationPaths(): Record<string, unknown> {
         },
       },
     },
-    "/v1/operations/{id}/cancel": {
+    [`${o.base}/{id}/cancel`]: {
       post: {
-        operationId: "cancelOperation",
+        operationId: id("cancelOperation"),
         summary: "Cancel a queued or running operation (the batch in flight finishes first)",
         parameters: [opId],
         responses: {
@@ -155,6 +177,7 @@ export function operationPaths(): Record<string, unknown> {
             content: json(ref("OperationEnvelope")),
           },
           "404": notFound,
+          ...bodyErrors,
           ...authErrors,
         },
       },

@@ -288,6 +288,11 @@ export function openApiDocument(version: string): Record<string, unknown> {
       },
       ...operationPaths(),
       ...DASHBOARD_PATHS,
+      ...operationPaths({
+        base: "/v1/dashboard/operations",
+        operationId: (n) => `dashboard${n[0]!.toUpperCase()}${n.slice(1)}`,
+        bodyErrors: true,
+      }),
     },
     webhooks: {
       jobFired: {

@@ -284,7 +284,7 @@ describe("dashboard in a browser", () => {
     expect(await overflow()).toBeLessThanOrEqual(0);
     const chart = (await page.locator("#future-chart canvas").boundingBox())!;
     expect(chart.width).toBeLessThanOrEqual(375);
-    for (const name of ["Future", "Now", "Jobs", "Schedules"]) {
+    for (const name of ["Future", "Now", "Jobs", "Schedules", "Bulk"]) {
       expect(await page.getByRole("link", { name, exact: true }).isVisible()).toBe(true);
     }
     await page.screenshot({ path: `${ARTIFACTS}phone-future.png`, fullPage: true });
@@ -325,6 +325,113 @@ describe("dashboard in a browser", () => {
       await other.close();
       await page.context().close();
     }
+  });
+
+  it("filters jobs by tag, then counts, confirms, follows and cancels them in bulk", async () => {
+    const s = d.scheduler;
+    const tagged = async (tenant: string, tag: string, hours: number) =>
+      (
+        await s.schedule({
+          tenant,
+          dueAt: d.bucket0 + hours * HOUR,
+          target: "noop",
+          tags: [tag, "campaign:spring"],
+        })
+      ).job.id;
+    const user42 = [await tagged("acme", "user:42", 8), await tagged("acme", "user:42", 9)];
+    user42.push(await tagged("acme", "user:42", 10));
+    const user7 = await tagged("acme", "user:7", 8);
+    const foreign = await tagged("globex", "user:42", 8);
+    const acmeOperation = async () => (await s.listOperations({ tenant: "acme" })).operations[0]!;
+
+    const page = await open();
+    await signIn(page, "key-acme", "#/jobs");
+    await page.getByRole("textbox", { name: "Tag", exact: true }).fill("user:42");
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.waitForURL(/tag=user%3A42/);
+    await page.locator(`#jobs-table tr[data-id="${user42[2]}"]`).waitFor();
+    const ids = () =>
+      page.locator("#jobs-table tbody tr").evaluateAll((trs) => trs.map((tr) => tr.dataset.id));
+    expect(await ids()).toEqual(user42);
+    const chips = page.locator(`#jobs-table tr[data-id="${user42[0]}"] .chip`);
+    expect(await chips.allTextContents()).toEqual(["user:42", "campaign:spring"]);
+    await page.screenshot({ path: `${ARTIFACTS}jobs-by-tag.png`, fullPage: true });
+
+    // the listing's link opens the bulk page with the tag filled in; the count comes first
+    await page.locator("#bulk-link").click();
+    await expect
+      .poll(() => page.getByLabel("Tags (comma-separated, all of them)").inputValue())
+      .toBe("user:42");
+    await page.getByRole("button", { name: "Count matching jobs" }).click();
+    await page
+      .locator("#bulk-question")
+      .filter({ hasText: "Cancel 3 jobs tagged user:42?" })
+      .waitFor();
+    expect(await s.listOperations({ tenant: "acme" })).toMatchObject({
+      operations: [{ kind: "count", params: { of: "cancel" }, state: "done", changed: 3 }],
+    });
+    await page.screenshot({ path: `${ARTIFACTS}bulk-confirm.png`, fullPage: true });
+    await page.getByRole("button", { name: "Yes, cancel 3 jobs" }).click();
+    // the engine is not started here: the operation waits queued until the test runs it
+    await page.locator("#bulk-panel[data-state=queued]").waitFor();
+    expect(await page.getByRole("button", { name: "Cancel operation" }).isVisible()).toBe(true);
+    const op = await acmeOperation();
+    expect(op).toMatchObject({ kind: "cancel", state: "queued" });
+    await s.runOperation(op.id);
+    await page.locator("#bulk-panel[data-state=done]").waitFor();
+    expect(await page.locator("#bulk-outcome").textContent()).toBe("Done: 3 jobs cancelled.");
+    expect(await page.locator("#bulk-progress").getAttribute("value")).toBe("1");
+    await page.locator(`#operations-table tr[data-id="${op.id}"][data-state=done]`).waitFor();
+    await page.screenshot({ path: `${ARTIFACTS}bulk-done.png`, fullPage: true });
+    for (const id of user42) expect((await s.get(id))!.status).toBe("cancelled");
+    expect((await s.get(user7))!.status).toBe("pending");
+    expect((await s.get(foreign))!.status).toBe("pending");
+
+    // a started operation stops with its Cancel button: no batch runs after it
+    await page.getByLabel("Tags (comma-separated, all of them)").fill("user:7");
+    await page.getByRole("button", { name: "Count matching jobs" }).click();
+    await page.getByRole("button", { name: "Yes, cancel 1 job" }).click();
+    await page.locator("#bulk-panel[data-state=queued]").waitFor();
+    await page.getByRole("button", { name: "Cancel operation" }).click();
+    await page.locator("#bulk-panel[data-state=cancelled]").waitFor();
+    await s.runOperation((await acmeOperation()).id);
+    expect((await s.get(user7))!.status).toBe("pending");
+
+    // erase wants the tag typed before it starts
+    await page.getByLabel("Action", { exact: true }).selectOption("erase");
+    await page.getByLabel("Tags (comma-separated, all of them)").fill("user:42");
+    await page.getByRole("button", { name: "Count matching jobs" }).click();
+    await page
+      .locator("#bulk-question")
+      .filter({ hasText: "Erase 3 jobs tagged user:42?" })
+      .waitFor();
+    const erase = page.getByRole("button", { name: "Yes, erase 3 jobs" });
+    expect(await erase.isDisabled()).toBe(true);
+    await page.getByLabel("Type user:42 to confirm").fill("user:4");
+    expect(await erase.isDisabled()).toBe(true);
+    await page.getByLabel("Type user:42 to confirm").fill("user:42");
+    await erase.click();
+    await page.locator("#bulk-panel[data-state=queued]").waitFor();
+    await s.runOperation((await acmeOperation()).id);
+    await page.locator("#bulk-panel[data-state=done]").waitFor();
+    for (const id of user42) expect(await s.get(id)).toBeNull();
+    await page.context().close();
+
+    // at phone width neither page overflows sideways
+    const phone = await open(375, 740);
+    const overflow = () =>
+      phone.evaluate(
+        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      );
+    await signIn(phone, "key-acme", "#/jobs?tag=user%3A7");
+    await phone.locator(`#jobs-table tr[data-id="${user7}"]`).waitFor();
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await phone.goto(`${d.base}/#/operations`);
+    await phone.locator("#operations-table").waitFor();
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await phone.screenshot({ path: `${ARTIFACTS}phone-bulk.png`, fullPage: true });
+    await s.cancel(user7);
+    await phone.context().close();
   });
 
   // Last: its series add pending occurrences that the counts above do not expect.

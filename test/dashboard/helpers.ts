@@ -182,3 +182,16 @@ export function secondNode(d: Pick<Dashboard, "dir" | "clock">) {
     },
   };
 }
+
+/** The status each route answers without a key (POSTs with an empty JSON body), by path. */
+export async function statusesWithoutKey(
+  d: Pick<Dashboard, "api">,
+  routes: readonly (readonly ["GET" | "POST", string])[],
+): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const [method, path] of routes) {
+    const r = await d.api(path, { method, key: null, ...(method === "POST" ? { body: {} } : {}) });
+    out[`${method} ${path}`] = r.status;
+  }
+  return out;
+}

@@ -60,7 +60,7 @@ beforeAll(async () => {
         r.path === "/v1/dashboard/future"
           ? ["zoom", "from", "to", "bins"]
           : r.path === "/v1/dashboard/jobs"
-            ? ["q", "status", "dueFrom", "dueTo", "timeZone", "cursor", "limit"]
+            ? ["q", "status", "dueFrom", "dueTo", "timeZone", "tag", "cursor", "limit"]
             : [];
       const params = [...new Set([...(r.params ?? []), ...extra])];
       return {
@@ -90,6 +90,9 @@ describe("fuzz: dashboard routes", () => {
         "/v1/dashboard/schedules/{id}",
         "/v1/dashboard/schedules/{id}/pause",
         "/v1/dashboard/schedules/{id}/resume",
+        "/v1/dashboard/operations",
+        "/v1/dashboard/operations/{id}",
+        "/v1/dashboard/operations/{id}/cancel",
         "/v1/events",
       ]),
     );

@@ -1,6 +1,7 @@
 /** The dashboard's calls to the service, with the API key kept for this browser session. */
 
 import type { JobView } from "../../../src/api/job-view.js";
+import type { OperationView } from "../../../src/api/operation-view.js";
 import type { ScheduleRow } from "../../../src/dashboard/schedules.js";
 
 const KEY = "duetime.apiKey";
@@ -78,6 +79,18 @@ export type Schedule = ScheduleRow;
 
 export interface SchedulesPage {
   schedules: Schedule[];
+  nextCursor: string | null;
+}
+
+/**
+ * A bulk operation as the service sends it: the one operation view of the REST API and the
+ * dashboard (src/api/operation-view.ts): filter, kind, state and counts, ISO times.
+ */
+export type Operation = OperationView;
+export type OperationKind = Operation["kind"];
+
+export interface OperationsPage {
+  operations: Operation[];
   nextCursor: string | null;
 }
 

@@ -96,3 +96,18 @@ export function focusHeading(root: Element): void {
     heading.focus({ preventScroll: true });
   }
 }
+
+/** A `datetime-local` value (local wall time) as an ISO instant, or "". */
+export function localToIso(local: string): string {
+  if (local === "") return "";
+  const t = new Date(local).getTime();
+  return Number.isNaN(t) ? "" : new Date(t).toISOString();
+}
+
+/** An ISO instant as a `datetime-local` value in local time, or "". */
+export function isoToLocal(iso: string | null): string {
+  if (!iso) return "";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return "";
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+}

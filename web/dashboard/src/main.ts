@@ -7,6 +7,7 @@ import { jobPage } from "./pages/job.js";
 import { jobsPage } from "./pages/jobs.js";
 import { renderLogin } from "./pages/login.js";
 import { nowPage } from "./pages/now.js";
+import { operationsPage } from "./pages/operations.js";
 import { schedulesPage } from "./pages/schedules.js";
 
 const main = document.getElementById("main")!;
@@ -27,7 +28,7 @@ live.onReset(() => route());
 
 let dispose: () => void = () => undefined;
 
-/** Hash routes: #/future, #/now, #/jobs?..., #/jobs/<id>, #/schedules?cursor=... */
+/** Hash routes: #/future, #/now, #/jobs?..., #/jobs/<id>, #/schedules?cursor=..., #/operations?... */
 function route(): void {
   dispose();
   dispose = () => undefined;
@@ -44,6 +45,7 @@ function route(): void {
   else if (parts[0] === "jobs" && parts[1]) [page, arg] = [jobPage, decodeURIComponent(parts[1])];
   else if (parts[0] === "jobs") page = jobsPage;
   else if (parts[0] === "schedules") page = schedulesPage;
+  else if (parts[0] === "operations") page = operationsPage;
   const current = parts[0] ?? "future";
   for (const a of nav.querySelectorAll("a")) {
     if (a.dataset.page === current) a.setAttribute("aria-current", "page");

@@ -1,27 +1,42 @@
 import { call, query, STATUSES, type Job, type JobsPage } from "../api.js";
-import { badge, fill, focusHeading, h, time } from "../dom.js";
+import { badge, fill, focusHeading, h, isoToLocal, localToIso, time } from "../dom.js";
 import type { Page } from "./context.js";
 
 /** Cursors of the pages before the current one, for "Previous page". */
 let previous: string[] = [];
 
-/** A `datetime-local` value (local wall time) as an ISO instant, or "". */
-function toIso(local: string): string {
-  if (local === "") return "";
-  const t = new Date(local).getTime();
-  return Number.isNaN(t) ? "" : new Date(t).toISOString();
+/** A job's tags as chips, each a link to the jobs carrying it; "—" when it has none. */
+function tagChips(tags: readonly string[]): HTMLElement | string {
+  if (tags.length === 0) return "—";
+  return h(
+    "ul",
+    { class: "chips", "aria-label": "Tags" },
+    ...tags.map((t) =>
+      h("li", {}, h("a", { class: "chip", href: `#/jobs${query({ tag: t })}` }, t)),
+    ),
+  );
 }
-/** An ISO instant as a `datetime-local` value in local time. */
-function toLocal(iso: string | null): string {
-  if (!iso) return "";
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return "";
-  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+
+/** From a tag's listing to the bulk page, its filter filled in (the count comes first there). */
+function bulkLink(args: Record<string, string | null>): HTMLElement {
+  const filter = { tags: args.tag, status: args.status, dueFrom: args.dueFrom, dueTo: args.dueTo };
+  return h(
+    "p",
+    {},
+    h(
+      "a",
+      { href: `#/operations${query(filter)}`, id: "bulk-link" },
+      "Cancel, move or erase the jobs tagged ",
+      h("span", { class: "mono" }, args.tag ?? ""),
+      "…",
+    ),
+  );
 }
 
 /**
- * Jobs: look one up by id or idempotency key, or list by state and due range, a page at a
- * time (cursor paging in due order). Rows follow the live stream.
+ * Jobs: look one up by id or idempotency key, or list by state, due range and tag, a page at
+ * a time (cursor paging in due order; by tag, in job id order from the tag index). Rows follow
+ * the live stream.
  */
 export const jobsPage: Page = (ctx) => {
   const p = ctx.params;
@@ -45,13 +60,22 @@ export const jobsPage: Page = (ctx) => {
     id: "due-from",
     name: "dueFrom",
     type: "datetime-local",
-    value: toLocal(p.get("dueFrom")),
+    value: isoToLocal(p.get("dueFrom")),
   });
   const dueTo = h("input", {
     id: "due-to",
     name: "dueTo",
     type: "datetime-local",
-    value: toLocal(p.get("dueTo")),
+    value: isoToLocal(p.get("dueTo")),
+  });
+  const tag = h("input", {
+    id: "tag",
+    name: "tag",
+    type: "text",
+    value: p.get("tag") ?? "",
+    placeholder: "user:42",
+    maxlength: 64,
+    autocomplete: "off",
   });
   const form = h(
     "form",
@@ -60,6 +84,7 @@ export const jobsPage: Page = (ctx) => {
     field("status", "State", status),
     field("due-from", "Due from", dueFrom),
     field("due-to", "Due before", dueTo),
+    field("tag", "Tag", tag),
     h(
       "div",
       { class: "actions" },
@@ -71,7 +96,7 @@ export const jobsPage: Page = (ctx) => {
     e.preventDefault();
     previous = [];
     ctx.go(
-      `#/jobs${query({ q: q.value.trim(), status: status.value, dueFrom: toIso(dueFrom.value), dueTo: toIso(dueTo.value) })}`,
+      `#/jobs${query({ q: q.value.trim(), status: status.value, dueFrom: localToIso(dueFrom.value), dueTo: localToIso(dueTo.value), tag: tag.value.trim() })}`,
     );
   });
   const result = h("div", { class: "card", id: "results" });
@@ -89,6 +114,7 @@ export const jobsPage: Page = (ctx) => {
       status: p.get("status"),
       dueFrom: p.get("dueFrom"),
       dueTo: p.get("dueTo"),
+      tag: p.get("tag"),
       cursor: p.get("cursor"),
     };
     try {
@@ -107,17 +133,18 @@ export const jobsPage: Page = (ctx) => {
     else
       message.textContent =
         page.jobs.length === 0 ? "No jobs match." : `${page.jobs.length} jobs on this page.`;
+    const byTag = args.tag !== null && args.tag !== undefined;
     const table = h(
       "table",
       { id: "jobs-table" },
-      h("caption", { class: "sr-only" }, "Jobs in due order"),
+      h("caption", { class: "sr-only" }, byTag ? `Jobs tagged ${args.tag}` : "Jobs in due order"),
       h(
         "thead",
         {},
         h(
           "tr",
           {},
-          ...["Job", "Key", "State", "Due", "Target", "Attempts"].map((c) =>
+          ...["Job", "Key", "State", "Due", "Target", "Tags", "Attempts"].map((c) =>
             h("th", { scope: "col" }, c),
           ),
         ),
@@ -159,6 +186,7 @@ export const jobsPage: Page = (ctx) => {
     }
     fill(
       result,
+      byTag && !args.q ? bulkLink(args) : null,
       page.jobs.length > 0 ? h("div", { class: "table-wrap" }, table) : null,
       nav.childElementCount > 0 ? nav : null,
     );
@@ -173,6 +201,7 @@ export const jobsPage: Page = (ctx) => {
       h("td", { class: "state" }, badge(j.status)),
       h("td", { class: "due" }, time(j.dueAt)),
       h("td", { class: "mono truncate", title: j.target }, j.target),
+      h("td", { class: "tags" }, tagChips(j.tags)),
       h("td", { class: "n" }, `${j.attempts} / ${j.maxAttempts}`),
     );
     rows.set(j.id, tr);
