@@ -124,6 +124,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       () => this.scheduleContext({}),
       this.newId,
       (dueAt) => this.engine.wakeFor(dueAt),
+      o.admit,
     );
     this.operations = new BulkOperations(this.store, this.clock, this.newId, {
       defaultTenant: o.defaultTenant,
@@ -334,12 +335,17 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /**
    * Cancels a pending job: `cancelled`; `too-late` when it is firing or finished (the result
-   * carries it); `not-found`.
+   * carries it); `not-found`. A series' pending occurrence is skipped: its series goes on
+   * from the occurrence after it (deleteSchedule ends a series).
    */
   async cancel(id: string, opts: { tenant?: string } = {}): Promise<CancelResult> {
     if (typeof id !== "string") throw new InvalidJobError("id", "a job id string", id);
     const r = await this.store.jobCancel({ id, now: this.clock.now(), ...opts });
-    if (r.outcome === "cancelled") this.events.changed("cancelled", r.job);
+    if (r.outcome === "cancelled") {
+      this.events.changed("cancelled", r.job);
+      // a series' pending occurrence: the store wrote the one after it (store.ts jobCancel)
+      if (r.job.scheduleId !== null) this.engine.wakeFor(this.clock.now());
+    }
     return r;
   }
 

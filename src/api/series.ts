@@ -7,6 +7,7 @@ import {
   newSeriesRecord,
   recurrenceOf,
   SCHEDULE_STATES,
+  skipOccurrence,
   withNext,
   type Schedule,
   type ScheduleState,
@@ -15,6 +16,7 @@ import { mergePatch, validateRecurringInput, type RecurringInput } from "../core
 import { assertTimeZone, parseDueTime } from "../core/time-input.js";
 import { optionalInteger, optionalString, requireObject, requireString } from "../core/validate.js";
 import type { ScheduleChangeResult, Store } from "../store/store.js";
+import type { SchedulerOptions } from "../engine/options.js";
 
 export type { RecurringInput } from "../core/series-input.js";
 export type { Schedule, ScheduleState, MisfirePolicy } from "../core/series.js";
@@ -79,6 +81,8 @@ export class SeriesOperations {
     private readonly newId: () => string,
     /** Wakes the watcher for an occurrence due earlier than it knows. */
     private readonly wakeFor: (dueAt: number) => void,
+    /** The scheduler's admission hook (the service's tenant quotas), as schedule() uses it. */
+    private readonly admit?: SchedulerOptions["admit"],
   ) {}
 
   async create(input: RecurringInput): Promise<ScheduleRecurringResult> {
@@ -88,6 +92,8 @@ export class SeriesOperations {
       const held = await this.store.scheduleGetByKey({ tenant: def.tenant, key: def.key });
       if (held) return { schedule: await this.info(held), created: false };
     }
+    // a series is one live job (its pending occurrence) and one create, for the quotas
+    if (this.admit) await this.admit({ tenant: def.tenant, jobs: 1 });
     const now = ctx.now;
     const fresh = newSeriesRecord(def, now);
     const first = recurrenceOf(fresh).next(Math.max(now, (fresh.startAt ?? now) - 1));
@@ -184,8 +190,7 @@ export class SeriesOperations {
   skipNext(id: string, opts: ScheduleChangeOptions = {}): Promise<ScheduleInfo> {
     return this.change(id, opts, (s, now) => {
       if (s.state !== "active" || s.nextAt === null) return null;
-      const bumped = { ...s, version: s.version + 1 };
-      return withNext(bumped, recurrenceOf(s).next(s.nextAt), this.newId, now);
+      return skipOccurrence(s, now, this.newId);
     });
   }
 

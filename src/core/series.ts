@@ -285,6 +285,22 @@ export function withNext(
 /** The counters a claim's series step changes (advanceSeries). */
 type CountField = "firedCount" | "lastJobId" | "missedCount" | "lastMisfireAt" | "catchUpFired";
 
+/**
+ * What skipping the pending occurrence writes: the occurrence after it (ended past the
+ * rule's end), nothing counted as fired, the version bumped (a caller's change, which an
+ * If-Match sees). skipNextOccurrence writes it, and so does a cancel of the occurrence as a
+ * job (the stores' jobCancel): cancelling an occurrence skips it and the series goes on;
+ * deleting the series is how to end it.
+ */
+export function skipOccurrence(
+  s: Schedule,
+  now: number,
+  newId: () => string,
+): { schedule: Schedule; job: NewJob | null } {
+  const bumped = { ...s, version: s.version + 1 };
+  return withNext(bumped, recurrenceOf(s).next(s.nextAt ?? now), newId, now);
+}
+
 /** The first occurrence after `now` (never before the series' start), or null. */
 export function firstOccurrenceAfter(s: Schedule, now: number): Occurrence | null {
   return recurrenceOf(s).next(now);
@@ -358,19 +374,32 @@ function skipPast(
 const MAX_ENDED_REASON = 500;
 
 /**
- * One claimed occurrence's series step: `advanced` (advanceSeries), or `broken` when the
- * series cannot be advanced (`read` or the rule throws: a stored rule that no longer
- * compiles, a corrupt row). A broken series is recorded as ended with the reason and the
- * claim goes on: one bad series must not roll back the claim of every other job in the
- * batch (which would then be claimed, and fail, again on every poll).
+ * One claimed occurrence's series step: `advanced` (advanceSeries, or the `step` given:
+ * skipOccurrence for a cancelled occurrence), or `broken` when the series cannot be
+ * advanced (`read` or the rule throws: a stored rule that no longer compiles, a corrupt
+ * row). A broken series is recorded as ended with the reason and the claim goes on: one bad
+ * series must not roll back the claim of every other job in the batch (which would then be
+ * claimed, and fail, again on every poll), nor refuse a cancel.
  */
 export type SeriesStep =
   | { readonly kind: "advanced"; readonly schedule: Schedule; readonly job: NewJob | null }
   | { readonly kind: "broken"; readonly reason: string };
 
-export function stepSeries(read: () => Schedule, now: number, newId: () => string): SeriesStep {
+export function stepSeries(
+  read: () => Schedule,
+  now: number,
+  newId: () => string,
+  step: (
+    s: Schedule,
+    now: number,
+    newId: () => string,
+  ) => {
+    schedule: Schedule;
+    job: NewJob | null;
+  } = advanceSeries,
+): SeriesStep {
   try {
-    const { schedule, job } = advanceSeries(read(), now, newId);
+    const { schedule, job } = step(read(), now, newId);
     return { kind: "advanced", schedule, job };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);

@@ -149,9 +149,10 @@ export interface SchedulerOptions {
   /** How often this node's clock is compared with the store's. Default 60000. */
   readonly clockSkewCheckIntervalMs?: number;
   /**
-   * Admission of new jobs: called by `schedule` and `scheduleMany` after validation and
-   * before anything is written, once per tenant with the number of jobs it asks for; a
-   * throw (QuotaExceededError) refuses the whole call. The service's per-tenant quotas
+   * Admission of new jobs: called by `schedule`, `scheduleMany` and `scheduleRecurring` (a
+   * new series asks for 1: its pending occurrence) after validation and before anything is
+   * written, once per tenant with the number of jobs it asks for; a throw
+   * (QuotaExceededError) refuses the whole call. The service's per-tenant quotas
    * plug in here, so every way of creating jobs is held to them. Default: none.
    */
   readonly admit?: (request: { readonly tenant: string; readonly jobs: number }) => Promise<void>;

@@ -82,19 +82,13 @@ export async function cancelSeries(ctx: ToolContext, id: string): Promise<CallTo
 }
 
 /**
- * A pending occurrence cancelled as a task: the series goes on from the occurrence after it
- * (skipNextOccurrence, which writes the following one), or it would wait on a job that never
- * fires. The cancel came first, so the occurrence can no longer be claimed and advance the
- * series meanwhile: the skip cannot pass over a second occurrence. Null: not a series' one.
+ * The series a cancelled occurrence belongs to, as it is now: the store's cancel skipped
+ * the occurrence in the same transaction (store.ts jobCancel), so the series already goes
+ * on from the one after it. Null: not a series' occurrence (or the series is gone).
  */
-export async function afterOccurrenceCancelled(
-  ctx: ToolContext,
-  job: Job,
-): Promise<ScheduleInfo | null> {
+export async function seriesOfOccurrence(ctx: ToolContext, job: Job): Promise<ScheduleInfo | null> {
   if (job.scheduleId === null) return null;
-  const s = await ctx.scheduler.getSchedule(job.scheduleId, { tenant: ctx.tenant });
-  if (s === null || s.nextJobId !== job.id) return s;
-  return ctx.scheduler.skipNextOccurrence(s.id, { tenant: ctx.tenant });
+  return ctx.scheduler.getSchedule(job.scheduleId, { tenant: ctx.tenant });
 }
 
 /**

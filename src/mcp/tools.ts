@@ -12,11 +12,11 @@ import type {
   taskIdInput,
 } from "./schemas.js";
 import {
-  afterOccurrenceCancelled,
   cancelSeries,
   createSeries,
   listSeries,
   rescheduleSeries,
+  seriesOfOccurrence,
   seriesStatus,
 } from "./series-tools.js";
 import { seriesLine, seriesView } from "./series-view.js";
@@ -154,7 +154,7 @@ export async function cancelTask(
       return ("id" in ref && (await cancelSeries(ctx, ref.id))) || notFound(ref);
     case "cancelled": {
       const task = taskView(r.job);
-      const s = await afterOccurrenceCancelled(ctx, r.job);
+      const s = await seriesOfOccurrence(ctx, r.job);
       if (s === null) return ok(`cancelled: ${statusLine(task)}`, { outcome: "cancelled", task });
       const series = seriesView(s);
       return ok(

@@ -98,7 +98,12 @@ export interface Store {
    */
   jobsSettle(params: { now: number; settlements: readonly Settlement[] }): Promise<boolean[]>;
 
-  /** Cancels a pending job: `cancelled`, `too-late` (claimed or finished) or `not-found`. */
+  /**
+   * Cancels a pending job: `cancelled`, `too-late` (claimed or finished) or `not-found`. A
+   * job that is its series' pending occurrence is skipped: in the same transaction the
+   * series moves to the occurrence after it (core/series.ts skipOccurrence), so the series
+   * goes on; deleting the series is how to end it.
+   */
   jobCancel(params: { id: string; tenant?: string; now: number }): Promise<CancelResult>;
 
   /**

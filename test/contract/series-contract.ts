@@ -190,6 +190,64 @@ export function describeSeriesContract(name: string, makeStore: () => Promise<St
       expect(await store.jobsCountByStatus({})).toMatchObject({ pending: 1, claimed: 3 });
     });
 
+    it("cancelling the pending occurrence skips it: the series goes on from the one after it", async () => {
+      const { schedule, job } = await stored();
+      const r = await store.jobCancel({ id: job.id, now: T0 + 5 });
+      expect(r).toMatchObject({ outcome: "cancelled", job: { id: job.id } });
+      const after = (await store.scheduleGet({ id: schedule.id }))!;
+      expect(after).toMatchObject({
+        state: "active",
+        version: 2,
+        firedCount: 0,
+        nextAt: FIRST + DAY,
+        nextNominal: "2026-03-03T09:00:00",
+      });
+      expect(after.nextJobId).not.toBe(job.id);
+      expect(await store.jobGet({ id: after.nextJobId! })).toMatchObject({
+        status: "pending",
+        dueAt: FIRST + DAY,
+        scheduleId: schedule.id,
+        nominal: "2026-03-03T09:00:00",
+      });
+      expect(await store.jobsCountByStatus({})).toMatchObject({ pending: 1, cancelled: 1 });
+      // the occurrence after it fires and advances the series as any claim does
+      await store.bucketsStage({ until: FIRST + DAY, maxRows: 100 });
+      const claimed = await store.jobsClaimDue({
+        now: FIRST + DAY,
+        dueBefore: FIRST + DAY,
+        limit: 10,
+        leaseMs: 1000,
+        owner: "n",
+      });
+      expect(claimed.map((j) => j.id)).toEqual([after.nextJobId]);
+      expect(await store.scheduleGet({ id: schedule.id })).toMatchObject({
+        firedCount: 1,
+        nextAt: FIRST + 2 * DAY,
+      });
+    });
+
+    it("cancelling the last occurrence ends the series; one that cannot be advanced ends with the reason", async () => {
+      const last = await stored({ endAt: FIRST + 1000 });
+      const bad = await stored({ rule: { cron: "61 9 * * *" } });
+      expect(await store.jobCancel({ id: last.job.id, now: T0 })).toMatchObject({
+        outcome: "cancelled",
+      });
+      expect(await store.jobCancel({ id: bad.job.id, now: T0 })).toMatchObject({
+        outcome: "cancelled",
+      });
+      expect(await store.scheduleGet({ id: last.schedule.id })).toMatchObject({
+        state: "ended",
+        nextJobId: null,
+        nextAt: null,
+        firedCount: 0,
+        endedReason: null,
+      });
+      const ended = (await store.scheduleGet({ id: bad.schedule.id }))!;
+      expect(ended).toMatchObject({ state: "ended", nextJobId: null, firedCount: 0, version: 2 });
+      expect(ended.endedReason).toMatch(/^the series could not be advanced: .*cron/);
+      expect(await store.jobsCountByStatus({})).toMatchObject({ pending: 0, cancelled: 2 });
+    });
+
     it("delete cancels the pending occurrence; lists page by id, tenant and state", async () => {
       const a = await stored();
       const b = await stored({ tenant: "b" });

@@ -72,6 +72,42 @@ describe("per-tenant quotas (real HTTP on 127.0.0.1, real SQLite)", () => {
     expect((await t.api("POST", "/v1/jobs", { key: t.umbrella.key, body: FAR })).status).toBe(201);
   });
 
+  it("holds series creation to the same quotas: a new series is one live job and one create", async () => {
+    t = await startTestService({ quotas: { maxLiveJobs: 2 } });
+    const daily = { cron: "0 9 * * *", timeZone: "UTC", target: FAR.target };
+    expect((await t.api("POST", "/v1/jobs", { body: FAR })).status).toBe(201);
+    const first = await t.api("POST", "/v1/schedules", { body: { ...daily, key: "standup" } });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    const over = await t.api("POST", "/v1/schedules", { body: daily });
+    expect(over.status).toBe(429);
+    expect(over.headers.get("retry-after")).toBe("60");
+    expect(over.body.error).toMatchObject({
+      code: "quota-exceeded",
+      field: "tenant",
+      expected: "at most 2 live jobs (pending or claimed)",
+      received: "2 live and 1 more",
+    });
+    expect(over.body.quota).toBe("liveJobs");
+    // nothing written: one series, and its occurrence the only live job beside the first
+    expect((await t.api("GET", "/v1/schedules")).body.schedules).toHaveLength(1);
+    expect(await counts(t, t.acme.key)).toMatchObject({ pending: 2 });
+    // the stored series under its key is returned, not created: no quota asked
+    const again = await t.api("POST", "/v1/schedules", { body: { ...daily, key: "standup" } });
+    expect(again.status).toBe(200);
+    expect(again.body.schedule.id).toBe(first.body.schedule.id);
+    await t.close();
+
+    t = await startTestService({ quotas: { createsPerSecond: 1, createsBurst: 2 } });
+    expect((await t.api("POST", "/v1/jobs/batch", { body: { jobs: [FAR, FAR] } })).status).toBe(
+      201,
+    );
+    const fast = await t.api("POST", "/v1/schedules", { body: daily });
+    expect(fast.status).toBe(429);
+    expect(Number(fast.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(fast.body.quota).toBe("createsPerSecond");
+    expect((await t.api("GET", "/v1/schedules")).body.schedules).toHaveLength(0);
+  });
+
   it("holds task.create over MCP to the same quota", async () => {
     t = await startTestService({ quotas: { maxLiveJobs: 1 } });
     expect((await t.api("POST", "/v1/jobs", { body: FAR })).status).toBe(201);

@@ -205,6 +205,23 @@ describe("one series: read, change, pause, resume, skip, delete", () => {
     expectError(await t.api("GET", `/v1/schedules/${s.id}`), 404, "id");
   });
 
+  it("POST /v1/jobs/{id}/cancel of the pending occurrence skips it; the series goes on", async () => {
+    const s = (await create()).body.schedule;
+    const r = await t.api("POST", `/v1/jobs/${s.nextJobId}/cancel`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.job).toMatchObject({ id: s.nextJobId, status: "cancelled" });
+    const after = (await t.api("GET", `/v1/schedules/${s.id}`)).body.schedule;
+    // Friday 27 March 09:00 Paris (UTC+1): the cancelled Thursday is skipped, not waited on
+    expect(after).toMatchObject({
+      state: "active",
+      version: 2,
+      nextAt: "2026-03-27T08:00:00.000Z",
+    });
+    expect(after.nextJobId).not.toBe(s.nextJobId);
+    const next = (await t.api("GET", `/v1/jobs/${after.nextJobId}`)).body.job;
+    expect(next).toMatchObject({ scheduleId: s.id, status: "pending" });
+  });
+
   it("next?count=&from= previews a stored series across the DST change", async () => {
     const s = (await create({ ...WEEKDAYS_9, cron: "0 9 * * *" })).body.schedule;
     const r = await t.api("GET", `/v1/schedules/${s.id}/next?count=3&from=2026-03-27T12:00:00Z`);

@@ -70,6 +70,7 @@ import { insertArrays, placeJobs, rowToJob, type JobRow } from "./rows.js";
 import { statements, type Statements } from "./statements.js";
 import {
   advanceClaimed,
+  cancelAndSkip,
   deleteSchedule,
   insertSchedule,
   listSchedules,
@@ -352,20 +353,20 @@ export class PostgresStore implements Store {
   }
 
   async jobCancel(params: { id: string; tenant?: string; now: number }): Promise<CancelResult> {
-    const shard = shardOf(params.id, this.shardCount);
     await this.ensureHistory(params.now);
     for (let attempt = 0; ; attempt++) {
-      const { rows } = await this.run("cancelling a job", () =>
+      const { job, next } = await this.run("cancelling a job", () =>
         withRetry(() =>
-          this.pool.query<JobRow>(this.sql.cancel, [
-            shard,
-            params.id,
-            params.tenant ?? null,
-            params.now,
-          ]),
+          inTransaction(this.pool, (c) =>
+            cancelAndSkip(c, this.series, params, () => {
+              this.idNow = params.now;
+              return this.newId();
+            }),
+          ),
         ),
       );
-      if (rows[0]) return { outcome: "cancelled", job: rowToJob(rows[0]) };
+      if (next) await this.notifyEarlier(next.dueAt, params.now);
+      if (job) return { outcome: "cancelled", job };
       const current = await this.jobGet(params);
       if (!current) return { outcome: "not-found" };
       // Still pending: a concurrent reschedule moved the row under us; try again.

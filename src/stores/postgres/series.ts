@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { shardOf } from "../../core/ids.js";
 import type { Job, NewJob } from "../../core/job.js";
-import type { Schedule } from "../../core/series.js";
+import { skipOccurrence, stepSeries, type Schedule } from "../../core/series.js";
 import {
   rowToSchedule,
   SCHEDULE_ADVANCE_COLUMNS,
@@ -18,7 +18,7 @@ import type {
   ScheduleReplaceParams,
   SchedulesListParams,
 } from "../../store/store.js";
-import { insertArrays, placeJobs } from "./rows.js";
+import { insertArrays, placeJobs, rowToJob, type JobRow } from "./rows.js";
 import type { Statements } from "./statements.js";
 
 /** The PostgreSQL type of each column a claim's series step writes (migrations.ts). */
@@ -74,6 +74,10 @@ export function seriesStatements(schema: string) {
     break: `UPDATE ${s}.schedules SET state = 'ended', next_job_id = NULL, next_at = NULL,
       next_nominal = NULL, fired_count = fired_count + 1, last_job_id = $2,
       ended_reason = $3, updated_at = $4 WHERE id = $1`,
+    /** A cancel's step for a series that cannot be advanced: ended, nothing counted fired. */
+    breakOnCancel: `UPDATE ${s}.schedules SET state = 'ended', next_job_id = NULL,
+      next_at = NULL, next_nominal = NULL, version = version + 1, ended_reason = $2,
+      updated_at = $3 WHERE id = $1`,
     delete: `DELETE FROM ${s}.schedules WHERE id = $1`,
     /** Primary key after $1, or index schedules_tenant (tenant, id); the state per row. */
     page: `SELECT ${cols} FROM ${s}.schedules
@@ -196,4 +200,35 @@ export async function advanceClaimed(
     );
   }
   await insertJob(c, d, step.jobs, now);
+}
+
+/**
+ * jobCancel's transaction: the cancel, then, when the job was its series' pending
+ * occurrence, the series skips to the occurrence after it (skipOccurrence), so it goes on
+ * instead of waiting for a job that will never fire. The series row is locked after the
+ * job's, in the claim's order. A series that cannot be advanced is ended with the reason;
+ * the cancel stands. Resolves to the cancelled job (null: not cancelled) and the next
+ * occurrence written.
+ */
+export async function cancelAndSkip(
+  c: pg.ClientBase,
+  d: SeriesDeps,
+  p: { id: string; tenant?: string; now: number },
+  newId: () => string,
+): Promise<{ job: Job | null; next: NewJob | null }> {
+  const shard = shardOf(p.id, d.shardCount);
+  const { rows } = await c.query<JobRow>(d.sql.cancel, [shard, p.id, p.tenant ?? null, p.now]);
+  const job = rows[0] ? rowToJob(rows[0]) : null;
+  if (job === null || job.scheduleId === null) return { job, next: null };
+  const locked = await c.query<ScheduleRow>(d.series.byIdLocked, [job.scheduleId]);
+  const row = locked.rows[0];
+  if (!row || row.next_job_id !== job.id) return { job, next: null };
+  const step = stepSeries(() => rowToSchedule(row), p.now, newId, skipOccurrence);
+  if (step.kind === "broken") {
+    await c.query(d.series.breakOnCancel, [row.id, step.reason, p.now]);
+    return { job, next: null };
+  }
+  await c.query(d.series.write, scheduleRowValues(scheduleToRow(step.schedule)));
+  await insertJob(c, d, step.job ? [step.job] : [], p.now);
+  return { job, next: step.job };
 }

@@ -49,6 +49,13 @@ export const SERIES_SQL = {
   scheduleBreak: `UPDATE schedules SET state = 'ended', next_job_id = NULL, next_at = NULL,
     next_nominal = NULL, fired_count = fired_count + 1, last_job_id = @jobId,
     ended_reason = @reason, updated_at = @now WHERE id = @id`,
+  /**
+   * A cancel's series step for a series that cannot be advanced: ended with the reason; the
+   * cancelled occurrence is not counted as fired (it never fired).
+   */
+  scheduleBreakOnCancel: `UPDATE schedules SET state = 'ended', next_job_id = NULL,
+    next_at = NULL, next_nominal = NULL, version = version + 1, ended_reason = @reason,
+    updated_at = @now WHERE id = @id`,
   scheduleDelete: `DELETE FROM schedules WHERE id = ?`,
   /**
    * A page of series in id order: the primary key after @after, or index schedules_tenant

@@ -1,5 +1,5 @@
 import type { Job, NewJob } from "../../core/job.js";
-import type { Schedule } from "../../core/series.js";
+import { skipOccurrence, stepSeries, type Schedule } from "../../core/series.js";
 import {
   rowToSchedule,
   scheduleAdvanceValues,
@@ -106,4 +106,28 @@ export function advanceClaimed(
     ctx.s.schedulesAdvance.run(JSON.stringify(step.advanced.map(scheduleAdvanceValues)));
   }
   if (step.jobs.length > 0) insertJobs(ctx, step.jobs, now);
+}
+
+/**
+ * In a cancel's transaction, after `job` was cancelled: when it was its series' pending
+ * occurrence, the series skips to the occurrence after it (skipOccurrence), so it goes on
+ * instead of waiting for a job that will never fire. A series that cannot be advanced is
+ * ended with the reason; the cancel stands.
+ */
+export function skipCancelled(
+  ctx: SqliteContext,
+  job: Job,
+  now: number,
+  newId: () => string,
+): void {
+  if (job.scheduleId === null) return;
+  const row = ctx.s.scheduleById.get(job.scheduleId) as ScheduleRow | undefined;
+  if (!row || row.next_job_id !== job.id) return;
+  const step = stepSeries(() => rowToSchedule(row), now, newId, skipOccurrence);
+  if (step.kind === "broken") {
+    ctx.s.scheduleBreakOnCancel.run({ id: row.id, reason: step.reason, now });
+    return;
+  }
+  ctx.s.scheduleWrite.run(scheduleToRow(step.schedule));
+  if (step.job) insertJobs(ctx, [step.job], now);
 }

@@ -49,6 +49,7 @@ import {
   insertSchedule,
   listSchedules,
   replaceSchedule,
+  skipCancelled,
 } from "./series.js";
 import type { Schedule } from "../../core/series.js";
 import type { Operation, OperationStepResult } from "../../core/operation.js";
@@ -261,7 +262,13 @@ export class SqliteStore implements Store {
   }
 
   async jobCancel(params: { id: string; tenant?: string; now: number }): Promise<CancelResult> {
-    return this.ctx.write("cancelling a job", () => cancelJob(this.ctx, params));
+    return this.ctx.write("cancelling a job", () => {
+      const r = cancelJob(this.ctx, params);
+      if (r.outcome === "cancelled") {
+        skipCancelled(this.ctx, r.job, params.now, () => this.ctx.newId(params.now));
+      }
+      return r;
+    });
   }
 
   async jobReschedule(params: RescheduleParams): Promise<RescheduleResult> {
