@@ -183,7 +183,7 @@ export class PauseNotFoundError extends DuetimeError {
 export class PausesUnsupportedError extends DuetimeError {
   override readonly name = "PausesUnsupportedError";
   constructor(readonly storeKind: string) {
-    super(`the ${storeKind} store has no pauses yet (SQLite has)`);
+    super(`the ${storeKind} store has no pauses (both built-in stores have)`);
   }
 }
 

@@ -76,6 +76,8 @@ export class Engine {
   /** Null for a store without a clock of its own (SQLite: the same machine's). */
   readonly clockSkew: ClockSkewCheck | null;
   private unsubscribe: (() => void) | null = null;
+  /** Stops listening for pauses made elsewhere (PauseStore.onPausesChanged). */
+  private unsubscribePauses: (() => void) | null = null;
   private node: NodeServices | null = null;
   private nodeStarting: Promise<void> | null = null;
   private started = false;
@@ -189,6 +191,8 @@ export class Engine {
           logger: this.logger,
           intervalMs: o.pauseWorkIntervalMs,
           onReleased: () => this.watcher.wake(),
+          waiting: () => this.wheel.size,
+          handBack: (covered) => this.handBack(covered),
           loops: this.loops,
         })
       : null;
@@ -278,6 +282,13 @@ export class Engine {
           this.keeper.start();
         }
       });
+    // A pause made through another node: hand back the claims it covers at once.
+    this.unsubscribePauses =
+      this.store.pauses?.onPausesChanged?.(() => void this.pauseKeeper?.runNow().catch(() => {}), {
+        clock: this.clock,
+        logger: this.logger,
+        loops: this.loops,
+      }) ?? null;
     this.sweeper.start();
     this.retention.start();
     this.operations.start();
@@ -318,6 +329,8 @@ export class Engine {
     const released = this.release([...this.wheel.drain(), ...this.dispatcher.takeQueued()]);
     this.unsubscribe?.();
     this.unsubscribe = null;
+    this.unsubscribePauses?.();
+    this.unsubscribePauses = null;
     await this.keeperFirstPass;
     await step("stopping the loops", () =>
       Promise.all([
@@ -414,7 +427,11 @@ export class Engine {
   async pauseWork(): Promise<void> {
     if (!this.pauseKeeper) return;
     if (this.started) return this.pauseKeeper.runNow();
-    await this.pauseKeeper.runOnce();
+    // Not started: nobody retries this pass, and a caller need not wait for it; the next
+    // pass (a start, or another pause call) picks the work up.
+    await this.pauseKeeper
+      .runOnce()
+      .catch((err: unknown) => this.logger.warn({ err }, "pause work failed"));
   }
 
   /**

@@ -114,7 +114,9 @@ export interface SchedulerOptions {
   readonly operationIdleMs?: number;
   /**
    * How often the pause keeper looks for pause work made by another process sharing the
-   * store (this node's own pause and resume wake it at once), in ms. Default 5000.
+   * store (this node's own pause and resume wake it at once), in ms. Default 5000, or
+   * 60000 on a store that notifies every node of pauses and resumes (PostgreSQL: the look
+   * is then only a fallback for a notification lost while not listening).
    */
   readonly pauseWorkIntervalMs?: number;
   /** Largest payload, in bytes of JSON. Default 65536. */
@@ -243,7 +245,13 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
     retentionIntervalMs: int(o.retentionIntervalMs, "retentionIntervalMs", 300_000, 10, 86_400_000),
     operationBatchSize: int(o.operationBatchSize, "operationBatchSize", 2000, 1, 100_000),
     operationIdleMs: int(o.operationIdleMs, "operationIdleMs", 5000, 10, 3_600_000),
-    pauseWorkIntervalMs: int(o.pauseWorkIntervalMs, "pauseWorkIntervalMs", 5000, 10, 3_600_000),
+    pauseWorkIntervalMs: int(
+      o.pauseWorkIntervalMs,
+      "pauseWorkIntervalMs",
+      o.store.pauses?.onPausesChanged ? 60_000 : 5000,
+      10,
+      3_600_000,
+    ),
     maxPayloadBytes: int(o.maxPayloadBytes, "maxPayloadBytes", 65_536, 2, 16 * 1024 * 1024),
     maxPastMs:
       o.maxPastMs === undefined || o.maxPastMs === null

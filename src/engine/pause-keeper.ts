@@ -1,6 +1,8 @@
 import type { Clock } from "../core/clock.js";
 import type { LoopGroup } from "../core/loop.js";
 import { PeriodicTask } from "../core/periodic-task.js";
+import type { Job } from "../core/job.js";
+import { pauseCovering } from "../core/pause.js";
 import type { PauseStore } from "../store/pause-store.js";
 import type { Logger } from "./logger.js";
 
@@ -13,6 +15,12 @@ const PASS_BUDGET_MS = 200;
  * jobs back by its policy. Woken at once by this node's pause and resume; the periodic pass
  * picks up those made by another process sharing the store. A pass that left work comes back
  * at once (after yielding), so a large pause finishes in a steady stream of short writes.
+ *
+ * Each pass also hands back this node's unstarted claims (the timing wheel) that an active
+ * pause covers, whichever node made it: a claim taken before the pause committed must not
+ * fire. The store's pause notification (onPausesChanged, PostgreSQL) runs a pass at once;
+ * without one, the periodic pass is how this node learns of another process's pause.
+ * The pauses are read only while claims are waiting.
  */
 export class PauseKeeper extends PeriodicTask<{ held: number; released: number }> {
   constructor(
@@ -25,6 +33,10 @@ export class PauseKeeper extends PeriodicTask<{ held: number; released: number }
       readonly batchSize?: number;
       /** Called after a pass gave jobs back (they may be due now). */
       readonly onReleased: () => void;
+      /** How many claims wait unstarted on this node (the wheel). */
+      readonly waiting: () => number;
+      /** Hands back this node's unstarted claims that `covered` picks. */
+      readonly handBack: (covered: (job: Job) => boolean) => Promise<void>;
       readonly loops?: LoopGroup;
     },
   ) {
@@ -53,8 +65,15 @@ export class PauseKeeper extends PeriodicTask<{ held: number; released: number }
         break;
       }
     }
+    await this.handBackCovered();
     if (released > 0) this.d.onReleased();
     if (held > 0 || released > 0) this.d.logger.info({ held, released }, "pause work");
     return { held, released };
+  }
+
+  private async handBackCovered(): Promise<void> {
+    if (this.d.waiting() === 0) return;
+    const active = await this.d.pauses.pausesList({ states: ["active"] });
+    if (active.length > 0) await this.d.handBack((job) => pauseCovering(active, job) !== undefined);
   }
 }

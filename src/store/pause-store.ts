@@ -5,6 +5,16 @@ import type {
   PauseState,
   PauseWorkResult,
 } from "../core/pause.js";
+import type { Clock } from "../core/clock.js";
+import type { Logger } from "../core/logger.js";
+import type { LoopGroup } from "../core/loop.js";
+
+/** The engine's clock, logger and loops, for a store's listening loop (onPausesChanged). */
+export interface PauseListenLoop {
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly loops?: LoopGroup;
+}
 
 /**
  * The pause members of the store contract (issue 13 §4; src/core/pause.ts says what a pause
@@ -15,6 +25,9 @@ import type {
  * `jobsInsert` stores covered jobs held. Moving the jobs that were pending before the pause
  * out of the due-time index is `pausesWork`'s bounded batches, so a pause of a million jobs
  * never holds a write lock for long; until they are moved the claim holds any it meets.
+ * Claims a node took before the pause committed are its engine's to hand back: it learns of
+ * pauses made elsewhere through `onPausesChanged` where the store has it, and otherwise at
+ * its PauseKeeper's next pass.
  */
 export interface PauseStore {
   /** Stores an active pause. */
@@ -41,4 +54,11 @@ export interface PauseStore {
 
   /** Jobs held by active or resuming pauses (of `tenant`, or all), from counters. */
   pausedJobsCount(params: { tenant?: string }): Promise<number>;
+
+  /**
+   * Optional: calls `listener` soon after a pause is made through any process sharing the
+   * store (PostgreSQL: a notification on the schema's channel), and after a reconnect of
+   * the listening connection (a notification may have been missed). Returns unsubscribe.
+   */
+  onPausesChanged?(listener: () => void, loop?: PauseListenLoop): () => void;
 }

@@ -1,8 +1,17 @@
-import { expect, it } from "vitest";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { Scheduler } from "../../src/api/scheduler.js";
+import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
 import { InvalidJobError } from "../../src/core/errors.js";
 import type { Job } from "../../src/core/job.js";
 import { PauseNotFoundError } from "../../src/core/pause.js";
-import { describeOnEveryStore, runOver, type MakeHarness } from "../support/harness.js";
+import {
+  describeOnEveryStore,
+  makeHarness,
+  runOver,
+  silentLogger,
+  type MakeHarness,
+} from "../support/harness.js";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -125,4 +134,39 @@ describeOnEveryStore("pauses", (make) => {
       await h.close();
     }
   });
+});
+
+describe("pauses: another process on the same SQLite file", () => {
+  it("its waiting claim is handed back at its pause keeper's next pass, never fired", async () => {
+    const h = makeHarness({ start: T0 });
+    const other = new SqliteStore({ path: join(h.dir, "jobs.db") });
+    const b = new Scheduler({
+      store: other,
+      clock: h.clock,
+      logger: silentLogger,
+      pauseWorkIntervalMs: 100,
+    });
+    const fired: Job[] = [];
+    b.handle("mail", (job: Job) => void fired.push(job));
+    try {
+      const { job } = await b.schedule({ target: "mail", dueAt: T0 + 900 });
+      b.start();
+      await b.runOnce();
+      expect((await b.get(job.id))!.status).toBe("claimed");
+      // made by the other process: b hears nothing of it but through its keeper's pass
+      const p = await h.scheduler.pause({ scope: { tenant: true } });
+      await h.clock.advance(100);
+      await b.idle();
+      expect((await b.get(job.id))!.status).toBe("pending");
+      h.clock.set(T0 + 20 * MINUTE);
+      await h.clock.advance(1000);
+      await b.idle();
+      expect(fired).toEqual([]);
+      expect(await b.get(job.id)).toMatchObject({ status: "pending", pausedBy: p.id });
+    } finally {
+      await b.stop({ timeoutMs: 1000 });
+      await other.close();
+      await h.close();
+    }
+  }, 10_000);
 });

@@ -6,6 +6,9 @@ import { inTransaction, withRetry } from "./connection.js";
 import { byDue, rowToJob, type JobRow } from "./rows.js";
 import type { Statements } from "./statements.js";
 
+/** A claimed row, with whether a pause held when its statement began. */
+type PausedRow = JobRow & { paused: boolean };
+
 export interface ClaimsDeps {
   readonly pool: pg.Pool;
   readonly sql: Statements;
@@ -14,6 +17,11 @@ export interface ClaimsDeps {
   readonly run: <T>(what: string, fn: () => Promise<T>) => Promise<T>;
   /** Advances the series of claimed occurrences, in the claim's transaction (series.ts). */
   readonly advance: (client: pg.ClientBase, jobs: readonly Job[], now: number) => Promise<void>;
+  /**
+   * Holds the claimed jobs an active pause covers instead, in the claim's transaction, and
+   * returns the others (pauses.ts); called only when the claim statement said a pause held.
+   */
+  readonly hold: (client: pg.ClientBase, jobs: readonly Job[], now: number) => Promise<Job[]>;
 }
 
 /**
@@ -22,7 +30,8 @@ export interface ClaimsDeps {
  * shared out among the tenants with work in the due buckets (BatchShare), one statement per
  * round with every tenant's part in it (claimTenantsDue: a range read of each tenant's due
  * prefix). The rotation cursor (the last tenant served) is this node's own. The claim and
- * the advance of the series its occurrences belong to are one transaction.
+ * the advance of the series its occurrences belong to are one transaction; so is holding
+ * the jobs a pause made before the claim began covers (each row says whether one held).
  */
 export class Claims {
   private cursor = "";
@@ -35,7 +44,8 @@ export class Claims {
     return this.d.run("claiming due jobs", () =>
       withRetry(() =>
         inTransaction(this.d.pool, async (c) => {
-          const jobs = await this.claimIn(c, params, tenants);
+          const took = await this.claimIn(c, params, tenants);
+          const jobs = took.paused ? await this.d.hold(c, took.jobs, params.now) : took.jobs;
           await this.d.advance(c, jobs, params.now);
           return jobs;
         }),
@@ -47,27 +57,29 @@ export class Claims {
     c: pg.ClientBase,
     params: ClaimParams,
     tenants: string[] | null,
-  ): Promise<Job[]> {
+  ): Promise<{ jobs: Job[]; paused: boolean }> {
     const shards = params.shards === undefined ? null : [...params.shards];
     const lease = [params.owner, params.now, shards, params.leaseMs];
     if (tenants === null) {
-      const { rows } = await c.query<JobRow>(this.d.sql.claimDue, [
+      const { rows } = await c.query<PausedRow>(this.d.sql.claimDue, [
         params.dueBefore,
         params.limit,
         ...lease,
       ]);
-      return rows.map(rowToJob).sort(byDue);
+      return { jobs: rows.map(rowToJob).sort(byDue), paused: rows[0]?.paused === true };
     }
     const share = new BatchShare(tenants, params.limit, params.tenantShare!);
     const jobs: Job[] = [];
+    let paused = false;
     for (let asks = share.next(); asks.length > 0; asks = share.next()) {
-      const { rows } = await c.query<JobRow>(this.d.sql.claimTenantsDue, [
+      const { rows } = await c.query<PausedRow>(this.d.sql.claimTenantsDue, [
         params.dueBefore,
         asks.map((a) => a.tenant),
         ...lease,
         asks.map((a) => a.n),
       ]);
       const counts = new Map<string, number>();
+      if (rows[0]?.paused === true) paused = true;
       for (const r of rows) {
         const job = rowToJob(r);
         counts.set(job.tenant, (counts.get(job.tenant) ?? 0) + 1);
@@ -76,7 +88,7 @@ export class Claims {
       share.got(asks, counts);
     }
     this.cursor = share.lastServed() ?? this.cursor;
-    return jobs.sort(byDue);
+    return { jobs: jobs.sort(byDue), paused };
   }
 
   /** Tenants with pending work in the buckets up to the claim's, at most a batch (rotateTenants). */

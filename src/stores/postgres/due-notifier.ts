@@ -15,6 +15,8 @@ export interface ListenLoopDeps {
 
 /** The payload that says the node registry changed (statements.ts: nodesChanged). */
 export const NODES_CHANGED = "nodes";
+/** The payload that says a pause was made (pause-statements.ts: insert). */
+export const PAUSES_CHANGED = "pauses";
 
 /** Backoff between reconnect attempts, ms: 100-200 after the first failure, up to 2.5-5 s. */
 const RECONNECT_BACKOFF_MS = { min: 200, max: 5000 };
@@ -33,6 +35,7 @@ const RECONNECT_BACKOFF_MS = { min: 200, max: 5000 };
 export class DueNotifier {
   private readonly listeners = new Set<(dueAt: number) => void>();
   private readonly nodeListeners = new Set<() => void>();
+  private readonly pauseListeners = new Set<() => void>();
   private client: pg.Client | null = null;
   private loop: ServiceLoop | null = null;
   /** The connection attempt under way, if any (ready() waits for it). */
@@ -71,6 +74,18 @@ export class DueNotifier {
     this.listen(deps);
     return () => {
       this.nodeListeners.delete(listener);
+    };
+  }
+
+  /**
+   * Calls `listener` when a pause was made through any process (payload "pauses", see
+   * pauses.ts), and after a reconnect.
+   */
+  subscribePauses(listener: () => void, deps: ListenLoopDeps = {}): () => void {
+    this.pauseListeners.add(listener);
+    this.listen(deps);
+    return () => {
+      this.pauseListeners.delete(listener);
     };
   }
 
@@ -137,7 +152,8 @@ export class DueNotifier {
       if (this.client === client) lost(err);
     });
     client.on("notification", (msg) => {
-      if (msg.payload === NODES_CHANGED) return this.emitNodes();
+      if (msg.payload === NODES_CHANGED) return this.emitTo(this.nodeListeners);
+      if (msg.payload === PAUSES_CHANGED) return this.emitTo(this.pauseListeners);
       const due = Number(msg.payload);
       if (!Number.isFinite(due)) return;
       if (this.known === null || due < this.known) this.known = due;
@@ -163,13 +179,14 @@ export class DueNotifier {
     });
     if (this.connectedOnce) {
       this.emit(0);
-      this.emitNodes();
+      this.emitTo(this.nodeListeners);
+      this.emitTo(this.pauseListeners);
     }
     this.connectedOnce = true;
   }
 
-  private emitNodes(): void {
-    for (const l of this.nodeListeners) {
+  private emitTo(listeners: ReadonlySet<() => void>): void {
+    for (const l of listeners) {
       try {
         l();
       } catch (err) {
@@ -201,5 +218,6 @@ export class DueNotifier {
     if (c) await c.end().catch(() => {});
     this.listeners.clear();
     this.nodeListeners.clear();
+    this.pauseListeners.clear();
   }
 }

@@ -6,6 +6,7 @@ import { callbacksColumn } from "../../core/callbacks.js";
 import type { InsertResult } from "../../store/store.js";
 import { insertArrays, rowToJob, type JobRow, type Placements } from "./rows.js";
 import type { Statements } from "./statements.js";
+import type { InsertedRow } from "./pauses.js";
 
 /** Thrown inside the transaction when a key's live job finished under us: the caller retries. */
 class KeyMovedError extends Error {
@@ -21,7 +22,8 @@ class KeyMovedError extends Error {
  *     first (FOR UPDATE, in key order), so two concurrent replacements of one key apply one
  *     after the other instead of the second finding the row moved and answering too-late;
  *  3. every other job is inserted in one statement.
- * A key repeated inside the batch counts once: the first occurrence wins.
+ * A key repeated inside the batch counts once: the first occurrence wins. The new rows an
+ * active pause covers are held by `hold` (pauses.ts), in the same transaction.
  */
 export async function insertKeyed(
   client: pg.ClientBase,
@@ -30,6 +32,7 @@ export async function insertKeyed(
   place: Placements,
   now: number,
   bucketWidthMs: number,
+  hold: (client: pg.ClientBase, rows: readonly InsertedRow[]) => Promise<Map<string, string>>,
 ): Promise<InsertResult[]> {
   const firstOfKey = new Map<string, number>();
   const keyed: number[] = [];
@@ -60,8 +63,16 @@ export async function insertKeyed(
       fresh.push(i);
     }
   });
-  if (fresh.length > 0) await client.query(sql.liveInsert, insertArrays(jobs, place, now, fresh));
-  const stored = (i: number) => newPendingJob(jobs[i]!, place.bucket[i]!, place.shard[i]!, now);
+  const inserted =
+    fresh.length > 0
+      ? (await client.query<InsertedRow>(sql.liveInsert, insertArrays(jobs, place, now, fresh)))
+          .rows
+      : [];
+  const held = await hold(client, inserted);
+  const stored = (i: number): Job => ({
+    ...newPendingJob(jobs[i]!, place.bucket[i]!, place.shard[i]!, now),
+    pausedBy: held.get(jobs[i]!.id) ?? null,
+  });
   return jobs.map((j, i): InsertResult => {
     if (j.key === null) return { job: stored(i), created: true, outcome: "created" };
     const k = keyOf(j.tenant, j.key);

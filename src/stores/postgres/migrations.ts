@@ -29,6 +29,8 @@ import type pg from "pg";
  *  - `job_tags` (version 9) is the tag index: an entry per (tenant, tag, job) with the job's
  *    shard and due time, so its row is found by primary key in the one live partition that
  *    can hold it; every job table carries `tags` (a JSON array, NULL when none) for display.
+ *  - `pauses` and `jobs_held` (version 12): a record per pause, and the pending jobs a pause
+ *    holds, out of jobs_live (postgres/pauses.ts).
  */
 export function migrations(schema: string): readonly string[] {
   const s = `"${schema}"`;
@@ -334,6 +336,43 @@ export function migrations(schema: string): readonly string[] {
     ALTER TABLE ${s}.jobs_live ADD COLUMN callbacks text, ADD COLUMN callback_of text;
     ALTER TABLE ${s}.jobs_claimed ADD COLUMN callbacks text, ADD COLUMN callback_of text;
     ALTER TABLE ${s}.jobs_history ADD COLUMN callbacks text, ADD COLUMN callback_of text;
+    `,
+    // Version 12: pauses (src/core/pause.ts, pauses.ts). A held job's row leaves jobs_live
+    // for jobs_held (a transition like a claim), so no claim, poll, next-due read or bucket
+    // counter sees it and a past live partition can still be dropped; its tag entries stay
+    // (found by primary key there). pauses.held counts each pause's held jobs (the pending
+    // count adds it); hold_due and hold_id are the position of the pass that holds the jobs
+    // pending when the pause was made, over index jobs_live_tenant_due. pauses_open keeps
+    // the claim's and the insert's "is anything paused" probe to the few open pauses.
+    `
+    CREATE TABLE ${s}.pauses (
+      id          text    PRIMARY KEY,
+      tenant      text    NOT NULL,
+      scope_kind  text    NOT NULL,
+      scope_value text    NOT NULL,
+      on_resume   text    NOT NULL,
+      state       text    NOT NULL,
+      paused_at   bigint  NOT NULL,
+      resumed_at  bigint,
+      held        bigint  NOT NULL DEFAULT 0,
+      hold_due    bigint  NOT NULL,
+      hold_id     text    NOT NULL,
+      hold_done   boolean NOT NULL DEFAULT false
+    );
+    CREATE INDEX pauses_open ON ${s}.pauses (id) WHERE state <> 'resumed';
+    CREATE INDEX pauses_tenant ON ${s}.pauses (tenant, id);
+    CREATE TABLE ${s}.jobs_held (${cols},
+      trace_context text,
+      schedule_id   text,
+      nominal       text,
+      tags          text,
+      callbacks     text,
+      callback_of   text,
+      pause_id      text NOT NULL,
+      PRIMARY KEY (shard, id)
+    );
+    CREATE INDEX jobs_held_pause ON ${s}.jobs_held (pause_id, shard, id);
+    CREATE INDEX jobs_held_due ON ${s}.jobs_held (due_at, id);
     `,
   ];
 }

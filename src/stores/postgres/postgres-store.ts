@@ -68,6 +68,8 @@ import { Partitions } from "./partitions.js";
 import { startPostgresNode } from "./node.js";
 import { insertArrays, placeJobs, rowToJob, type JobRow } from "./rows.js";
 import { statements, type Statements } from "./statements.js";
+import { pauseStatements, type PauseStatements } from "./pause-statements.js";
+import { holdClaimedJobs, holdInserted, PostgresPauseStore, type InsertedRow } from "./pauses.js";
 import {
   advanceClaimed,
   cancelAndSkip,
@@ -96,8 +98,7 @@ export class PostgresStore implements Store {
     clockRead: true,
     storageProbe: true,
     onEarlierDue: true,
-    // Pauses (issue 13 §4) are SQLite's only so far.
-    pauses: false,
+    pauses: true,
   });
   readonly bucketWidthMs: number;
   readonly historyWidthMs: number;
@@ -116,6 +117,9 @@ export class PostgresStore implements Store {
   private readonly claims: Claims;
   private readonly series: SeriesDeps;
   private readonly ops: OperationDeps;
+  private readonly pauseSql: PauseStatements;
+  /** Pauses (pauses.ts): held jobs move to jobs_held, out of every claim and poll. */
+  readonly pauses: PostgresPauseStore;
   /** Ids of the occurrences a claim writes, made at the claim's `now`. */
   private idNow = 0;
   private readonly newId = createIdGenerator(() => this.idNow);
@@ -139,16 +143,19 @@ export class PostgresStore implements Store {
       shardCount: this.shardCount,
     };
     this.ops = { sql: operationStatements(o.schema), bucketWidthMs: this.bucketWidthMs };
+    this.pauseSql = pauseStatements(o.schema);
+    const advance = (client: pg.ClientBase, jobs: readonly Job[], now: number) =>
+      advanceClaimed(client, this.series, jobs, now, () => {
+        this.idNow = now;
+        return this.newId();
+      });
     this.claims = new Claims({
       pool,
       sql: this.sql,
       bucketWidthMs: this.bucketWidthMs,
       run: (what, fn) => this.run(what, fn),
-      advance: (client, jobs, now) =>
-        advanceClaimed(client, this.series, jobs, now, () => {
-          this.idNow = now;
-          return this.newId();
-        }),
+      advance,
+      hold: (client, jobs, now) => holdClaimedJobs(client, this.pauseSql, jobs, now),
     });
     this.partitions = new Partitions(
       pool,
@@ -159,6 +166,19 @@ export class PostgresStore implements Store {
     const session = connectorFor(o.session.location, o.session.hosts);
     const sessionClient = () => new session.Client(session.config(0));
     this.notifier = new DueNotifier(sessionClient, this.sql, o.onError);
+    this.pauses = new PostgresPauseStore({
+      pool,
+      sql: this.pauseSql,
+      notifier: this.notifier,
+      bucketWidthMs: this.bucketWidthMs,
+      run: (what, fn) => this.run(what, fn),
+      ensure: async (buckets, now) => {
+        await this.ensureLive(buckets, now);
+        await this.ensureHistory(now);
+      },
+      advance,
+      notifyDue: (dueAt, now) => this.notifyRequeued(dueAt, now),
+    });
     this.context = Object.freeze({
       pool,
       schema: o.schema,
@@ -240,19 +260,36 @@ export class PostgresStore implements Store {
     });
     checkJobTags(jobs);
     const place = placeJobs(jobs, this.bucketWidthMs, this.shardCount);
+    const byId = new Map(jobs.map((j) => [j.id, { ...j, tags: j.tags ?? [] }]));
     await this.ensureLive(place.bucket, now);
     const results = jobs.some((j) => j.key !== null)
       ? await diskFullAs("inserting jobs", () =>
           withRetry(() =>
             inTransaction(this.pool, (c) =>
-              insertKeyed(c, this.sql, jobs, place, now, this.bucketWidthMs),
+              insertKeyed(c, this.sql, jobs, place, now, this.bucketWidthMs, (client, rows) =>
+                holdInserted(client, this.pauseSql, rows, byId, now),
+              ),
             ),
           ),
         )
       : await this.run("inserting jobs", async () => {
-          await this.pool.query(this.sql.liveInsert, insertArrays(jobs, place, now));
+          const { rows } = await this.pool.query<InsertedRow>(
+            this.sql.liveInsert,
+            insertArrays(jobs, place, now),
+          );
+          // Rows come back only while a pause holds: the covered ones are held, apart from
+          // the insert (a job a claim takes meanwhile is held by the claim instead).
+          const held =
+            rows.length === 0
+              ? new Map<string, string>()
+              : await withRetry(() =>
+                  inTransaction(this.pool, (c) => holdInserted(c, this.pauseSql, rows, byId, now)),
+                );
           return jobs.map((j, i) => ({
-            job: newPendingJob(j, place.bucket[i]!, place.shard[i]!, now),
+            job: {
+              ...newPendingJob(j, place.bucket[i]!, place.shard[i]!, now),
+              pausedBy: held.get(j.id) ?? null,
+            },
             created: true,
             outcome: "created" as const,
           }));
@@ -524,7 +561,8 @@ export class PostgresStore implements Store {
       ]),
     );
     const out = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
-    for (const r of rows) out[r.status] = r.n;
+    // pending comes in two rows: the bucket counters and the pauses' held counts
+    for (const r of rows) out[r.status] += Number(r.n);
     return out;
   }
 

@@ -35,6 +35,8 @@ export interface JobRow {
   tags: string | null;
   callbacks: string | null;
   callback_of: string | null;
+  /** The pause holding it (a row of jobs_held); absent or null otherwise. */
+  paused_by?: string | null;
 }
 
 export function rowToJob(r: JobRow): Job {
@@ -67,7 +69,7 @@ export function rowToJob(r: JobRow): Job {
     scheduleId: r.schedule_id,
     nominal: r.nominal,
     tags: tagsFromColumn(r.tags),
-    pausedBy: null,
+    pausedBy: r.paused_by ?? null,
     callbacks: callbacksFromColumn(r.callbacks),
     callbackOf: r.callback_of,
   };

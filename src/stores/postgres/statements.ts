@@ -15,13 +15,21 @@ export const COLS = `shard, id, tenant, key, due_at, bucket, payload, target, ta
   trace_context, attempts, max_attempts, expire_after_ms, version, fence, last_error,
   last_result, created_at, updated_at, fired_at, schedule_id, nominal, tags, callbacks, callback_of`;
 
-/** A row of any table as a full job row (rows.ts turns it into a Job). */
-const AS_PENDING = `${COLS}, 'pending'::text AS status, NULL::text AS lease_owner,
-  NULL::bigint AS lease_expires_at, NULL::bigint AS finished_at`;
+/**
+ * A row of any table as a full job row (rows.ts turns it into a Job). A held job (jobs_held,
+ * pauses.ts) is pending with the pause that holds it in paused_by.
+ */
+export const AS_PENDING = `${COLS}, 'pending'::text AS status, NULL::text AS lease_owner,
+  NULL::bigint AS lease_expires_at, NULL::bigint AS finished_at, NULL::text AS paused_by`;
+export const AS_HELD = `${COLS}, 'pending'::text AS status, NULL::text AS lease_owner,
+  NULL::bigint AS lease_expires_at, NULL::bigint AS finished_at, pause_id AS paused_by`;
 const AS_CLAIMED = `${COLS}, 'claimed'::text AS status, lease_owner, lease_expires_at,
-  NULL::bigint AS finished_at`;
+  NULL::bigint AS finished_at, NULL::text AS paused_by`;
 const AS_HISTORY = `${COLS}, status, NULL::text AS lease_owner, NULL::bigint AS lease_expires_at,
-  finished_at`;
+  finished_at, NULL::text AS paused_by`;
+
+/** Whether any pause holds (index pauses_open: the few pauses not yet resumed). */
+const ANY_PAUSED = (s: string) => `EXISTS (SELECT 1 FROM ${s}.pauses WHERE state = 'active')`;
 
 /** The change feed's columns a write fills (postgres/changes.ts; tx and seq are defaults). */
 export const CHANGE_COLS = `tenant, job_id, kind, status, due_at, attempts, error, at`;
@@ -43,7 +51,8 @@ export function statements(schema: string) {
      * Bulk insert: one statement for the whole batch, arrays unnested server-side (no
      * per-row round trip or statement). Routed to partitions by due_at; the statement
      * trigger live_inserted adds one counter row per (bucket, tenant). Each tag of a job
-     * becomes its job_tags entry in the same statement.
+     * becomes its job_tags entry in the same statement. Only while a pause holds does it
+     * return rows: where each new row is, for pauses.ts to hold the covered ones.
      */
     liveInsert: `WITH ins AS (
         INSERT INTO ${s}.jobs_live (shard, id, tenant, key, due_at, bucket, payload,
@@ -57,15 +66,17 @@ export function statements(schema: string) {
           $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
           AS u(shard, id, tenant, key, due_at, bucket, payload, target, target_options,
             trace_context, max_attempts, expire_after_ms, schedule_id, nominal, tags, callbacks, callback_of)
-        RETURNING tenant, id, due_at, shard, tags
+        RETURNING tableoid, ctid, tenant, id, due_at, shard, tags
       ), tagged AS (
         INSERT INTO ${s}.job_tags (tenant, tag, job_id, shard, due_at)
         SELECT ins.tenant, g.tag, ins.id, ins.shard, ins.due_at
         FROM ins CROSS JOIN LATERAL json_array_elements_text(ins.tags::json) AS g(tag)
         WHERE ins.tags IS NOT NULL
+      ), changed AS (
+        INSERT INTO ${s}.job_changes (${CHANGE_COLS})
+        SELECT tenant, id, 'scheduled', 'pending', due_at, 0, NULL, $13::bigint FROM ins
       )
-      INSERT INTO ${s}.job_changes (${CHANGE_COLS})
-      SELECT tenant, id, 'scheduled', 'pending', due_at, 0, NULL, $13::bigint FROM ins`,
+      SELECT tableoid::bigint AS rel, ctid::text AS tid, id FROM ins WHERE ${ANY_PAUSED(s)}`,
 
     /** Primary key of job_keys: a key taken by a live job makes the insert a no-op. */
     keysClaim: `INSERT INTO ${s}.job_keys (tenant, key, shard, id)
@@ -127,10 +138,13 @@ export function statements(schema: string) {
     jobById: `SELECT ${AS_CLAIMED} FROM ${s}.jobs_claimed WHERE shard = $1 AND id = $2
       UNION ALL SELECT ${AS_PENDING} FROM ${s}.jobs_live WHERE shard = $1 AND id = $2
       UNION ALL SELECT ${AS_HISTORY} FROM ${s}.jobs_history WHERE shard = $1 AND id = $2
+      UNION ALL SELECT ${AS_HELD} FROM ${s}.jobs_held WHERE shard = $1 AND id = $2
       LIMIT 1`,
     liveJobsByIds: `SELECT ${AS_CLAIMED} FROM ${s}.jobs_claimed
         WHERE (shard, id) IN (SELECT * FROM unnest($1::int[], $2::text[]))
       UNION ALL SELECT ${AS_PENDING} FROM ${s}.jobs_live
+        WHERE (shard, id) IN (SELECT * FROM unnest($1::int[], $2::text[]))
+      UNION ALL SELECT ${AS_HELD} FROM ${s}.jobs_held
         WHERE (shard, id) IN (SELECT * FROM unnest($1::int[], $2::text[]))`,
 
     /**
@@ -246,10 +260,20 @@ export function statements(schema: string) {
       )
       SELECT id, fence FROM done`,
 
-    /** Cancel: only a pending job (a row of jobs_live) can be cancelled. */
-    cancel: `WITH del AS (
+    /**
+     * Cancel: only a pending job (a row of jobs_live, or of jobs_held, whose pause's count
+     * it leaves) can be cancelled.
+     */
+    cancel: `WITH live AS (
         DELETE FROM ${s}.jobs_live WHERE shard = $1 AND id = $2
           AND ($3::text IS NULL OR tenant = $3) RETURNING *
+      ), held AS (
+        DELETE FROM ${s}.jobs_held WHERE shard = $1 AND id = $2
+          AND ($3::text IS NULL OR tenant = $3) RETURNING *
+      ), uncounted AS (
+        UPDATE ${s}.pauses p SET held = p.held - 1 FROM held WHERE p.id = held.pause_id
+      ), del AS (
+        SELECT ${COLS} FROM live UNION ALL SELECT ${COLS} FROM held
       ), moved AS (
         INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
         SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
@@ -415,18 +439,31 @@ export function statements(schema: string) {
       WHERE bucket >= $1 AND bucket < $2 AND ($3::text IS NULL OR tenant = $3)
       GROUP BY bucket HAVING sum(pending) > 0 ORDER BY bucket`,
 
-    /** Pending from the bucket counters, claimed by counting jobs_claimed (work in flight), history from its counters. */
+    /**
+     * Pending from the bucket counters plus the open pauses' held counts, claimed by
+     * counting jobs_claimed (work in flight), history from its counters.
+     */
     statusCounts: `SELECT 'pending' AS status, COALESCE(sum(pending), 0)::bigint AS n
         FROM ${s}.bucket_counts WHERE ($1::text IS NULL OR tenant = $1)
+      UNION ALL SELECT 'pending', COALESCE(sum(held), 0)::bigint FROM ${s}.pauses
+        WHERE state <> 'resumed' AND ($1::text IS NULL OR tenant = $1)
       UNION ALL SELECT 'claimed', count(*) FROM ${s}.jobs_claimed
         WHERE ($1::text IS NULL OR tenant = $1)
       UNION ALL SELECT status, sum(n)::bigint FROM ${s}.history_counts
         WHERE ($1::text IS NULL OR tenant = $1) GROUP BY status`,
 
-    /** Listing: index (due_at, id) of each table, partitions pruned to [from, to). */
-    listPending: `SELECT ${AS_PENDING} FROM ${s}.jobs_live
-      WHERE due_at >= $1 AND due_at < $2 AND (due_at, id) > ($3::bigint, $4::text)
-        AND ($5::text IS NULL OR tenant = $5)
+    /**
+     * Listing: index (due_at, id) of each table, partitions pruned to [from, to). Pending
+     * jobs are those of jobs_live and the held ones (jobs_held_due), merged.
+     */
+    listPending: `(SELECT ${AS_PENDING} FROM ${s}.jobs_live
+        WHERE due_at >= $1 AND due_at < $2 AND (due_at, id) > ($3::bigint, $4::text)
+          AND ($5::text IS NULL OR tenant = $5)
+        ORDER BY due_at, id LIMIT $6)
+      UNION ALL (SELECT ${AS_HELD} FROM ${s}.jobs_held
+        WHERE due_at >= $1 AND due_at < $2 AND (due_at, id) > ($3::bigint, $4::text)
+          AND ($5::text IS NULL OR tenant = $5)
+        ORDER BY due_at, id LIMIT $6)
       ORDER BY due_at, id LIMIT $6`,
     /** Claimed jobs are few (work in flight): read and sorted without an index of their own. */
     listClaimed: `SELECT ${AS_CLAIMED} FROM ${s}.jobs_claimed
@@ -628,12 +665,15 @@ export function tagJob(s: string): string {
       WHERE l.shard = t.shard AND l.id = t.job_id AND l.due_at = t.due_at
     UNION ALL SELECT ${AS_HISTORY} FROM ${s}.jobs_history h
       WHERE h.shard = t.shard AND h.id = t.job_id
+    UNION ALL SELECT ${AS_HELD} FROM ${s}.jobs_held d WHERE d.shard = t.shard AND d.id = t.job_id
     LIMIT 1`;
 }
 
 /**
  * A claim: the rows `due` selects (tableoid and ctid, locked) move from jobs_live to
  * jobs_claimed with the lease ($3 owner, $4 now, $6 lease ms), fence + 1 and attempts + 1.
+ * Each row says whether a pause held when the statement began (`paused`, one probe of
+ * pauses_open per statement): then claim.ts holds the covered ones (pauses.ts) instead.
  */
 function claimMoving(s: string, due: string): string {
   return `WITH due AS (
@@ -656,5 +696,5 @@ function claimMoving(s: string, due: string): string {
       INSERT INTO ${s}.job_changes (${CHANGE_COLS})
       SELECT tenant, id, 'claimed', 'claimed', due_at, attempts, NULL, $4::bigint FROM claimed
     )
-    SELECT ${AS_CLAIMED} FROM claimed`;
+    SELECT ${AS_CLAIMED}, ${ANY_PAUSED(s)} AS paused FROM claimed`;
 }
