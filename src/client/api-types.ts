@@ -452,6 +452,42 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/pauses": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The tenant's pauses in creation order (by default the active and resuming) */
+    get: operations["listPauses"];
+    put?: never;
+    /** Pause the tenant's jobs, one target's or one tag's: held, never claimed, until resumed (see docs/managing-jobs.md) */
+    post: operations["createPause"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/pauses/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One pause and the jobs it holds */
+    get: operations["getPause"];
+    put?: never;
+    post?: never;
+    /** Resume a pause: its held jobs are given back by its onResume policy (a pause resumed before answers as it is) */
+    delete: operations["resumePause"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/": {
     parameters: {
       query?: never;
@@ -1041,6 +1077,11 @@ export interface components {
         overdue?: boolean;
       }[];
       pendingBeyondBuckets?: number;
+      /** @description Pauses (docs/managing-jobs.md): jobs held now (counted in pending too) and pauses active now */
+      paused?: {
+        jobs: number;
+        activePauses: number;
+      };
       /** @description Lateness (ms) of what this server fired in the last hour */
       lateness?: {
         windowMinutes?: number;
@@ -1343,6 +1384,62 @@ export interface components {
     OperationPage: {
       operations: components["schemas"]["Operation"][];
       nextCursor: string | null;
+    };
+    /** @description What the pause holds within the tenant: every job, the jobs of one target (a handler name, or a webhook origin such as https://hooks.example.com covering every URL under it), or the jobs carrying one tag */
+    PauseScope:
+      | {
+          /** @enum {boolean} */
+          tenant: true;
+        }
+      | {
+          target: string;
+        }
+      | {
+          tag: string;
+        };
+    PauseInput: {
+      scope: components["schemas"]["PauseScope"];
+      /**
+       * @description What the held jobs that came due while paused do on resume: fire late (when absent), expire (recorded), or shift by the paused duration
+       * @enum {string}
+       */
+      onResume?: "fire" | "expire" | "shift";
+    };
+    Pause: {
+      id: string;
+      tenant: string;
+      scope: components["schemas"]["PauseScope"];
+      /** @enum {string} */
+      onResume: "fire" | "expire" | "shift";
+      /**
+       * @description active: holding; resuming: its held jobs being given back; resumed: done
+       * @enum {string}
+       */
+      state: "active" | "resuming" | "resumed";
+      /** Format: date-time */
+      pausedAt: string;
+      /** Format: date-time */
+      resumedAt: string | null;
+      /** @description Jobs it holds now */
+      heldJobs: number;
+      /** @description Whether every job pending when it was made has been found and held */
+      holdComplete: boolean;
+    };
+    PauseEnvelope: {
+      pause: components["schemas"]["Pause"];
+    };
+    PauseList: {
+      pauses: components["schemas"]["Pause"][];
+    };
+    PauseResumed: {
+      pause: components["schemas"]["Pause"];
+      /** @description The held jobs this resume gives back, in the background (the pause is `resuming` until the last one is) */
+      releasing: {
+        /** @description 0 when the pause had been resumed before */
+        jobs: number;
+        /** @enum {string} */
+        onResume: "fire" | "expire" | "shift";
+      };
     };
     /** @description A recurring series as the schedules page shows it (src/dashboard/schedules.ts) */
     DashboardSchedule: {
@@ -3401,6 +3498,247 @@ export interface operations {
       };
     };
   };
+  listPauses: {
+    parameters: {
+      query?: {
+        /** @description Comma-separated or repeated states */
+        state?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The pauses */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PauseList"];
+        };
+      };
+      /** @description Invalid query */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The server's store has no pauses (`not-implemented`, field `store`); nothing was written */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  createPause: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PauseInput"];
+      };
+    };
+    responses: {
+      /** @description The active pause */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PauseEnvelope"];
+        };
+      };
+      /** @description Invalid scope or onResume (the error names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The server's store has no pauses (`not-implemented`, field `store`); nothing was written */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  getPause: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Pause id. Another tenant's pause answers 404 like a missing one. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The pause */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PauseEnvelope"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such pause of your tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The server's store has no pauses (`not-implemented`, field `store`); nothing was written */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  resumePause: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Pause id. Another tenant's pause answers 404 like a missing one. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The pause, resuming */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PauseResumed"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such pause of your tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The server's store has no pauses (`not-implemented`, field `store`); nothing was written */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
   dashboardPage: {
     parameters: {
       query?: never;
@@ -4664,6 +5002,10 @@ export const OPERATIONS = {
   startOperation: { method: "POST", path: "/v1/operations" },
   getOperation: { method: "GET", path: "/v1/operations/{id}" },
   cancelOperation: { method: "POST", path: "/v1/operations/{id}/cancel" },
+  listPauses: { method: "GET", path: "/v1/pauses" },
+  createPause: { method: "POST", path: "/v1/pauses" },
+  getPause: { method: "GET", path: "/v1/pauses/{id}" },
+  resumePause: { method: "DELETE", path: "/v1/pauses/{id}" },
   dashboardPage: { method: "GET", path: "/" },
   dashboardAsset: { method: "GET", path: "/assets/{name}" },
   dashboardFuture: { method: "GET", path: "/v1/dashboard/future" },

@@ -32,6 +32,9 @@ export type ScheduleCreated = Schemas["ScheduleCreated"];
 export type SchedulePage = Schemas["SchedulePage"];
 export type PreviewInput = Schemas["PreviewInput"];
 export type OccurrencePage = Schemas["OccurrencePage"];
+export type Pause = Schemas["Pause"];
+export type PauseInput = Schemas["PauseInput"];
+export type PauseResumed = Schemas["PauseResumed"];
 export type ListSchedulesQuery = NonNullable<operations["listSchedules"]["parameters"]["query"]>;
 export type NextOccurrencesQuery = NonNullable<
   operations["nextOccurrences"]["parameters"]["query"]
@@ -39,6 +42,7 @@ export type NextOccurrencesQuery = NonNullable<
 export type ListJobsQuery = NonNullable<operations["listJobs"]["parameters"]["query"]>;
 export type StatsQuery = NonNullable<operations["getStats"]["parameters"]["query"]>;
 export type ChangesQuery = NonNullable<operations["listChanges"]["parameters"]["query"]>;
+export type ListPausesQuery = NonNullable<operations["listPauses"]["parameters"]["query"]>;
 
 type Signal = { signal?: AbortSignal };
 type IfMatch = Signal & { ifMatch?: number | string };
@@ -63,7 +67,7 @@ export interface CallInput<O extends Operation> {
  * A typed client of the duetime HTTP API (`duetime/client`), on fetch. Its types are
  * generated from the server's /openapi.json; `call` reaches every operation by its
  * operationId, the named methods cover the jobs (by id and by key), batch, reschedule, cancel,
- * schedules (recurring series), change-feed and stats routes.
+ * schedules (recurring series), pauses, change-feed and stats routes.
  * Error answers throw DuetimeApiError (status, code, field, expected, received); 429 and
  * 503 are retried after their Retry-After.
  */
@@ -218,6 +222,31 @@ export class DuetimeClient {
       ...rest,
     } as CallInput<typeof operation>);
     return answer.schedule;
+  }
+
+  /**
+   * Pauses the tenant's jobs, one target's or one tag's (`scope`): they are held, never
+   * claimed, until `resumePause`; `onResume` (default fire) says what those due meanwhile do.
+   */
+  async createPause(input: PauseInput, options: Signal = {}): Promise<Pause> {
+    return (await this.call("createPause", { body: input, ...options })).pause;
+  }
+
+  /** The tenant's pauses in creation order; by default the active and resuming ones. */
+  async listPauses(query: ListPausesQuery = {}, options: Signal = {}): Promise<Pause[]> {
+    return (await this.call("listPauses", { query, ...options })).pauses;
+  }
+
+  async getPause(id: string, options: Signal = {}): Promise<Pause> {
+    return (await this.call("getPause", { path: { id }, ...options })).pause;
+  }
+
+  /**
+   * Resumes a pause: the answer is the pause (`resuming`) and how many held jobs it gives back
+   * by which policy (`releasing`); a pause resumed before answers as it is.
+   */
+  resumePause(id: string, options: Signal = {}): Promise<PauseResumed> {
+    return this.call("resumePause", { path: { id }, ...options });
   }
 
   getStats(query: StatsQuery = {}, options: { signal?: AbortSignal } = {}): Promise<Stats> {

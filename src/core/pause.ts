@@ -134,6 +134,10 @@ export function pauseExpiredError(pauseId: string): string {
   return `expired: due while paused (pause ${pauseId}, onResume expire)`;
 }
 
+/** The fields of a pause request, and of its scope (the HTTP fuzzer builds bodies from them). */
+export const PAUSE_FIELDS: readonly string[] = Object.freeze(["scope", "onResume"]);
+export const PAUSE_SCOPE_FIELDS: readonly string[] = Object.freeze(["tenant", "target", "tag"]);
+
 /** What `pause()` takes, as every surface gives it. */
 export interface PauseInput {
   readonly scope: PauseScope;
@@ -147,13 +151,13 @@ export interface PauseInput {
  */
 export function parsePauseInput(input: unknown): { scope: PauseScope; onResume: OnResume } {
   if (!isObject(input)) throw new InvalidJobError("pause", "an object", input);
-  rejectUnknownFields(input, ["scope", "onResume"], "");
+  rejectUnknownFields(input, PAUSE_FIELDS, "");
   const raw = input.scope;
   const expected = 'one of { "tenant": true }, { "target": "..." }, { "tag": "..." }';
   if (!isObject(raw)) throw new InvalidJobError("scope", expected, raw);
   const keys = Object.keys(raw);
   if (keys.length !== 1) throw new InvalidJobError("scope", expected, raw);
-  rejectUnknownFields(raw, ["tenant", "target", "tag"], "scope.");
+  rejectUnknownFields(raw, PAUSE_SCOPE_FIELDS, "scope.");
   let scope: PauseScope;
   if ("tenant" in raw) {
     if (raw.tenant !== true) throw new InvalidJobError("scope.tenant", "true", raw.tenant);

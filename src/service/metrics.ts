@@ -162,6 +162,22 @@ export class ServiceMetrics {
       },
     });
     new client.Gauge({
+      name: "duetime_paused_jobs",
+      help: "Jobs held by pauses (all tenants; counted in duetime_jobs pending too), from the store's counters",
+      registers,
+      async collect() {
+        this.set((await stats()).paused.jobs);
+      },
+    });
+    new client.Gauge({
+      name: "duetime_active_pauses",
+      help: "Pauses active now (all tenants)",
+      registers,
+      async collect() {
+        this.set((await stats()).paused.activePauses);
+      },
+    });
+    new client.Gauge({
       name: "duetime_in_flight",
       help: "Jobs claimed by this process and not yet settled",
       registers,

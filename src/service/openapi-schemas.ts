@@ -334,6 +334,16 @@ export const SCHEMAS: Record<string, unknown> = {
         },
       },
       pendingBeyondBuckets: { type: "integer" },
+      paused: {
+        type: "object",
+        required: ["jobs", "activePauses"],
+        description:
+          "Pauses (docs/managing-jobs.md): jobs held now (counted in pending too) and pauses active now",
+        properties: {
+          jobs: { type: "integer" },
+          activePauses: { type: "integer" },
+        },
+      },
       lateness: {
         type: "object",
         description: "Lateness (ms) of what this server fired in the last hour",

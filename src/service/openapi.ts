@@ -3,6 +3,7 @@ import { authErrors, errorResponse, etagHeader, json, ref, SCHEMAS } from "./ope
 import { jobOperationPaths } from "./openapi-job-ops.js";
 import { SCHEDULE_PATHS, SCHEDULE_SCHEMAS } from "./openapi-schedules.js";
 import { OPERATION_SCHEMAS, operationPaths } from "./openapi-operations.js";
+import { PAUSE_SCHEMAS, pausePaths } from "./openapi-pauses.js";
 import { MAX_BATCH } from "./routes/jobs.js";
 
 /**
@@ -287,6 +288,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
         },
       },
       ...operationPaths(),
+      ...pausePaths(),
       ...DASHBOARD_PATHS,
       ...operationPaths({
         base: "/v1/dashboard/operations",
@@ -337,7 +339,13 @@ export function openApiDocument(version: string): Record<string, unknown> {
           description: "The API key as `?key=`, on GET /v1/events only (for EventSource)",
         },
       },
-      schemas: { ...SCHEMAS, ...SCHEDULE_SCHEMAS, ...OPERATION_SCHEMAS, ...DASHBOARD_SCHEMAS },
+      schemas: {
+        ...SCHEMAS,
+        ...SCHEDULE_SCHEMAS,
+        ...OPERATION_SCHEMAS,
+        ...PAUSE_SCHEMAS,
+        ...DASHBOARD_SCHEMAS,
+      },
     },
   };
 }

@@ -31,6 +31,7 @@ import { mcpRoutes, type McpHttpHandler } from "./routes/mcp.js";
 import { statsRoutes } from "./routes/stats.js";
 import { changesRoutes } from "./routes/changes.js";
 import { operationRoutes } from "./routes/operations.js";
+import { pauseRoutes } from "./routes/pauses.js";
 import type { StorageHealth } from "./storage-health.js";
 
 /** Options of the HTTP server (the fastify app; `startService` wires the rest). */
@@ -189,6 +190,7 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     statsRoutes(v1, o.scheduler);
     changesRoutes(v1, o.scheduler);
     operationRoutes(v1, { scheduler: o.scheduler, bodyLimit });
+    pauseRoutes(v1, { scheduler: o.scheduler, bodyLimit });
   });
   // At the root, outside the scope of the bearer hook: the page loads without a key.
   await dashboardRoutes(app, {

@@ -118,8 +118,8 @@ export async function startFuzzService(): Promise<FuzzService> {
 
 /**
  * The store as one comparable string: counts by state (the store's counters), every job
- * of both tenants with its state, version and due time, and every recurring series with
- * its state, version and pending occurrence. Cheap while the store holds a
+ * of both tenants with its state, version and due time, every recurring series with
+ * its state, version and pending occurrence, and every pause with its resume time. Cheap while the store holds a
  * few hundred jobs, as it does here.
  */
 export async function snapshot(t: FuzzService): Promise<string> {
@@ -143,6 +143,10 @@ export async function snapshot(t: FuzzService): Promise<string> {
       for (const x of page.schedules) parts.push(`${x.id}:${x.state}:${x.version}:${x.nextJobId}`);
       after = page.nextCursor ?? undefined;
     } while (after);
+    // What requests change (a pause made, resumed); holding and giving back go on after the
+    // answer, and change no job here: every job is due in the future and the clock stands.
+    const pauses = await s.listPauses({ tenant, states: ["active", "resuming", "resumed"] });
+    for (const p of pauses) parts.push(`${p.id}:${p.onResume}:${p.resumedAt}`);
   }
   return parts.join("\n");
 }

@@ -13,6 +13,7 @@ import {
   batchBody,
   collectedReport,
   JOB_FIELDS,
+  pauseBody,
   previewBody,
   requestPlan,
   rescheduleBody,
@@ -60,6 +61,7 @@ beforeAll(async () => {
       if (r.path === "/v1/schedules") return { ...r, body: scheduleBody(t) };
       if (r.path === "/v1/schedules/{id}") return { ...r, body: schedulePatchBody(t) };
       if (r.path === "/v1/schedules/preview") return { ...r, body: previewBody(t) };
+      if (r.path === "/v1/pauses") return { ...r, body: pauseBody(t) };
       return r;
     });
 });
@@ -86,6 +88,8 @@ describe("fuzz: HTTP API", () => {
         "/v1/schedules/{id}/skip",
         "/v1/schedules/{id}/next",
         "/v1/schedules/preview",
+        "/v1/pauses",
+        "/v1/pauses/{id}",
       ]),
     );
   });

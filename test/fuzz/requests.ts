@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { ON_RESUME_POLICIES, PAUSE_FIELDS, PAUSE_SCOPE_FIELDS } from "../../src/core/pause.js";
 import { HTTP_JOB_FIELDS } from "../../src/service/job-input.js";
 import { HTTP_PREVIEW_FIELDS } from "../../src/service/routes/schedules.js";
 import {
@@ -157,6 +158,28 @@ export function previewBody(t: FuzzService): fc.Arbitrary<unknown> {
     )
     .map(([rule, rest]) => ({ ...rule, ...rest }));
   return mutate(valid, [...HTTP_PREVIEW_FIELDS]);
+}
+
+/**
+ * A body of POST /v1/pauses: a scope of each kind and a policy, mutated by the API's field
+ * lists (the request's and the scope's), so a field added to either is fuzzed too.
+ */
+export function pauseBody(t: FuzzService): fc.Arbitrary<unknown> {
+  const scope = mutate(
+    fc.oneof(
+      fc.constant({ tenant: true }),
+      fc.record({
+        target: fc.constantFrom(t.receiver.url, new URL(t.receiver.url).origin, "mail"),
+      }),
+      fc.record({ tag: fc.constantFrom("user:42", "campaign:spring") }),
+    ),
+    PAUSE_SCOPE_FIELDS,
+  );
+  const valid = fc.record(
+    { scope, onResume: fc.constantFrom(...ON_RESUME_POLICIES) },
+    { requiredKeys: ["scope"] },
+  );
+  return mutate(valid, [...PAUSE_FIELDS, "tenant"]);
 }
 
 /** A reschedule body: a due time, a delay, or junk. */
@@ -389,10 +412,12 @@ function rememberIds(t: FuzzService, text: string): void {
       job?: { id?: unknown };
       jobs?: { job?: { id?: unknown } }[];
       schedule?: { id?: unknown };
+      pause?: { id?: unknown };
     };
     const ids = [
       body.job?.id,
       body.schedule?.id,
+      body.pause?.id,
       ...(Array.isArray(body.jobs) ? body.jobs.map((j) => j.job?.id) : []),
     ];
     for (const id of ids)

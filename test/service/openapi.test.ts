@@ -54,6 +54,7 @@ describe("/openapi.json", () => {
       "POST /mcp": { jsonrpc: "2.0", id: 1, method: "tools/list" },
       "POST /v1/schedules": { cron: "0 9 * * *", target: "https://a.example/hook" },
       "POST /v1/schedules/preview": { cron: "0 9 * * *", count: 2 },
+      "POST /v1/pauses": { scope: { tag: "openapi-check" } },
       "POST /v1/dashboard/jobs/{id}/reschedule": { dueAt: "in 3 hours" },
       "POST /v1/dashboard/jobs/{id}/retry": {},
     };

@@ -8,7 +8,7 @@ const ACTIVITY_MINUTES = 60;
 
 /**
  * GET /v1/stats for the request's tenant: counts by state and the pending histogram per
- * bucket (the store's counters), lateness percentiles and outcomes per minute over the last
+ * bucket (the store's counters), jobs held by pauses and pauses active, lateness percentiles and outcomes per minute over the last
  * hour (what this server ran: the scheduler's activity recorder).
  */
 export function statsRoutes(app: FastifyInstance, scheduler: Scheduler): void {
@@ -37,6 +37,7 @@ export function statsRoutes(app: FastifyInstance, scheduler: Scheduler): void {
         overdue: b.bucket + stats.bucketWidthMs <= now,
       })),
       pendingBeyondBuckets: Math.max(0, stats.counts.pending - shown),
+      paused: stats.paused,
       lateness: { windowMinutes: ACTIVITY_MINUTES, ...lateness },
       perMinute: scheduler.activity.minutes(now, ACTIVITY_MINUTES, tenant).map((m) => ({
         minute: new Date(m.minute).toISOString(),

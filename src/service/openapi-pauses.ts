@@ -1,0 +1,180 @@
+import { MAX_PAUSE_TAG_LENGTH, ON_RESUME_POLICIES, PAUSE_STATES } from "../core/pause.js";
+import { TARGET_RULE } from "../core/schedule-input.js";
+import { authErrors, errorResponse, json, ref } from "./openapi-schemas.js";
+
+/** The pause routes and schemas of the OpenAPI document (see openapi.ts). */
+
+const pauseId = {
+  name: "id",
+  in: "path",
+  required: true,
+  description: "Pause id. Another tenant's pause answers 404 like a missing one.",
+  schema: { type: "string" },
+};
+const notFound = errorResponse("No such pause of your tenant");
+const unsupported = errorResponse(
+  "The server's store has no pauses (`not-implemented`, field `store`); nothing was written",
+);
+const policies = [...ON_RESUME_POLICIES];
+
+export const PAUSE_SCHEMAS = {
+  PauseScope: {
+    description:
+      "What the pause holds within the tenant: every job, the jobs of one target (a handler name, or a webhook origin such as https://hooks.example.com covering every URL under it), or the jobs carrying one tag",
+    oneOf: [
+      {
+        type: "object",
+        additionalProperties: false,
+        required: ["tenant"],
+        properties: { tenant: { type: "boolean", enum: [true] } },
+      },
+      {
+        type: "object",
+        additionalProperties: false,
+        required: ["target"],
+        properties: { target: { type: "string", minLength: 1, maxLength: TARGET_RULE.max } },
+      },
+      {
+        type: "object",
+        additionalProperties: false,
+        required: ["tag"],
+        properties: { tag: { type: "string", minLength: 1, maxLength: MAX_PAUSE_TAG_LENGTH } },
+      },
+    ],
+  },
+  PauseInput: {
+    type: "object",
+    additionalProperties: false,
+    required: ["scope"],
+    properties: {
+      scope: ref("PauseScope"),
+      onResume: {
+        type: "string",
+        enum: policies,
+        description:
+          "What the held jobs that came due while paused do on resume: fire late (when absent), expire (recorded), or shift by the paused duration",
+      },
+    },
+  },
+  Pause: {
+    type: "object",
+    required: [
+      "id",
+      "tenant",
+      "scope",
+      "onResume",
+      "state",
+      "pausedAt",
+      "resumedAt",
+      "heldJobs",
+      "holdComplete",
+    ],
+    properties: {
+      id: { type: "string" },
+      tenant: { type: "string" },
+      scope: ref("PauseScope"),
+      onResume: { type: "string", enum: policies },
+      state: {
+        type: "string",
+        enum: [...PAUSE_STATES],
+        description: "active: holding; resuming: its held jobs being given back; resumed: done",
+      },
+      pausedAt: { type: "string", format: "date-time" },
+      resumedAt: { type: ["string", "null"], format: "date-time" },
+      heldJobs: { type: "integer", description: "Jobs it holds now" },
+      holdComplete: {
+        type: "boolean",
+        description: "Whether every job pending when it was made has been found and held",
+      },
+    },
+  },
+  PauseEnvelope: {
+    type: "object",
+    required: ["pause"],
+    properties: { pause: ref("Pause") },
+  },
+  PauseList: {
+    type: "object",
+    required: ["pauses"],
+    properties: { pauses: { type: "array", items: ref("Pause") } },
+  },
+  PauseResumed: {
+    type: "object",
+    required: ["pause", "releasing"],
+    properties: {
+      pause: ref("Pause"),
+      releasing: {
+        type: "object",
+        required: ["jobs", "onResume"],
+        description:
+          "The held jobs this resume gives back, in the background (the pause is `resuming` until the last one is)",
+        properties: {
+          jobs: { type: "integer", description: "0 when the pause had been resumed before" },
+          onResume: { type: "string", enum: policies },
+        },
+      },
+    },
+  },
+};
+
+export function pausePaths(): Record<string, unknown> {
+  return {
+    "/v1/pauses": {
+      post: {
+        operationId: "createPause",
+        summary:
+          "Pause the tenant's jobs, one target's or one tag's: held, never claimed, until resumed (see docs/managing-jobs.md)",
+        requestBody: { required: true, content: json(ref("PauseInput")) },
+        responses: {
+          "201": { description: "The active pause", content: json(ref("PauseEnvelope")) },
+          "400": errorResponse("Invalid scope or onResume (the error names the field)"),
+          "501": unsupported,
+          ...authErrors,
+        },
+      },
+      get: {
+        operationId: "listPauses",
+        summary: "The tenant's pauses in creation order (by default the active and resuming)",
+        parameters: [
+          {
+            name: "state",
+            in: "query",
+            description: "Comma-separated or repeated states",
+            schema: { type: "string" },
+          },
+        ],
+        responses: {
+          "200": { description: "The pauses", content: json(ref("PauseList")) },
+          "400": errorResponse("Invalid query"),
+          "501": unsupported,
+          ...authErrors,
+        },
+      },
+    },
+    "/v1/pauses/{id}": {
+      get: {
+        operationId: "getPause",
+        summary: "One pause and the jobs it holds",
+        parameters: [pauseId],
+        responses: {
+          "200": { description: "The pause", content: json(ref("PauseEnvelope")) },
+          "404": notFound,
+          "501": unsupported,
+          ...authErrors,
+        },
+      },
+      delete: {
+        operationId: "resumePause",
+        summary:
+          "Resume a pause: its held jobs are given back by its onResume policy (a pause resumed before answers as it is)",
+        parameters: [pauseId],
+        responses: {
+          "200": { description: "The pause, resuming", content: json(ref("PauseResumed")) },
+          "404": notFound,
+          "501": unsupported,
+          ...authErrors,
+        },
+      },
+    },
+  };
+}

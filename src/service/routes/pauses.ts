@@ -1,0 +1,85 @@
+import type { FastifyInstance } from "fastify";
+import { pauseView, releaseView } from "../../api/pause-view.js";
+import type { Scheduler } from "../../api/scheduler.js";
+import { Described } from "../../core/errors.js";
+import { PAUSE_STATES, PauseNotFoundError, PausesUnsupportedError } from "../../core/pause.js";
+import { readQuery } from "../../core/query-params.js";
+import { ApiError } from "../http-errors.js";
+
+const LIST_PARAMS = { state: { kind: "list", of: PAUSE_STATES } } as const;
+
+type IdRequest = { Params: { id: string } };
+
+/**
+ * Pauses of the request's tenant (docs/managing-jobs.md, Pause and resume): POST /v1/pauses
+ * makes one (201), GET lists them (active and resuming unless `state` says), GET
+ * /v1/pauses/{id} shows one, DELETE /v1/pauses/{id} resumes it. Each is one Scheduler call;
+ * the body is checked by the library's parsePauseInput (errors name the field), and another
+ * tenant's pause answers 404 like a missing one.
+ */
+export function pauseRoutes(
+  app: FastifyInstance,
+  o: { scheduler: Scheduler; bodyLimit: number },
+): void {
+  const s = o.scheduler;
+  app.post("/v1/pauses", { bodyLimit: o.bodyLimit }, async (request, reply) => {
+    const pause = await answer(() => s.pause(request.body as never, { tenant: request.tenant }));
+    return reply.code(201).send({ pause: pauseView(pause) });
+  });
+
+  app.get("/v1/pauses", async (request) => {
+    const q = readQuery(request.query, LIST_PARAMS);
+    const pauses = await answer(() =>
+      s.listPauses({ tenant: request.tenant, ...(q.state ? { states: q.state } : {}) }),
+    );
+    return { pauses: pauses.map(pauseView) };
+  });
+
+  app.get<IdRequest>("/v1/pauses/:id", async (request) => {
+    const id = request.params.id;
+    const pause = await answer(() => s.getPause(id, { tenant: request.tenant }));
+    if (!pause) throw pauseNotFound(id);
+    return { pause: pauseView(pause) };
+  });
+
+  app.delete<IdRequest>("/v1/pauses/:id", async (request) => {
+    const id = request.params.id;
+    const pause = await answer(() => s.resume(id, { tenant: request.tenant }));
+    return { pause: pauseView(pause), releasing: releaseView(pause) };
+  });
+}
+
+/** Runs one pause call, its typed errors answered in the API's error shape. */
+async function answer<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof PauseNotFoundError) throw pauseNotFound(err.id);
+    if (err instanceof PausesUnsupportedError) throw pausesUnsupported(err);
+    throw err;
+  }
+}
+
+/** A missing pause and another tenant's read the same. */
+function pauseNotFound(id: string): ApiError {
+  return new ApiError(
+    404,
+    "not-found",
+    "id",
+    "the id of one of your pauses",
+    id,
+    `pause ${id} not found`,
+  );
+}
+
+/** The store has no pauses: nothing was written, and retrying will not help. */
+export function pausesUnsupported(err: PausesUnsupportedError): ApiError {
+  return new ApiError(
+    501,
+    "not-implemented",
+    "store",
+    "a store with pauses",
+    new Described(`the ${err.storeKind} store`),
+    err.message,
+  );
+}
