@@ -12,6 +12,9 @@ import type { Job } from "../core/job.js";
 import type { PauseStore } from "../store/pause-store.js";
 import type { Store } from "../store/store.js";
 
+/** Jobs per transaction of runWork (the engine's pause keeper uses as many). */
+const WORK_BATCH = 5000;
+
 /** What the pause operations need of the scheduler. */
 export interface PauseDeps {
   readonly store: Store;
@@ -88,6 +91,24 @@ export class PauseOperations {
     });
   }
 
+  /**
+   * Runs the pause work in this call until none is left (holding the jobs pending before each
+   * active pause, giving back each resuming pause's held jobs), in transactions of at most
+   * WORK_BATCH jobs: for a process that does not start the scheduler (the CLI on a local
+   * file), as runOperation is for operations. A started scheduler does this in the background.
+   */
+  async runWork(): Promise<{ held: number; released: number }> {
+    const pauses = this.pauses();
+    let held = 0;
+    let released = 0;
+    for (;;) {
+      const r = await pauses.pausesWork({ now: this.d.clock.now(), limit: WORK_BATCH });
+      held += r.held;
+      released += r.released;
+      if (!r.more) return { held, released };
+    }
+  }
+
   /** Jobs held by pauses now (of `tenant`, or all); 0 for a store without pauses. */
   async pausedJobs(opts: { tenant?: string } = {}): Promise<number> {
     const pauses = this.d.store.pauses;
@@ -118,6 +139,12 @@ export interface PauseMethods {
 
   /** Pauses in creation order; by default the active and resuming ones. */
   listPauses(opts?: { tenant?: string; states?: readonly PauseState[] }): Promise<Pause[]>;
+
+  /**
+   * Runs every pause's pending work in this call until none is left (PauseOperations.runWork):
+   * for a process that does not start the scheduler, such as the CLI on a local file.
+   */
+  runPauseWork(): Promise<{ held: number; released: number }>;
 }
 
 /** The pause methods of a Scheduler whose PauseOperations `pauses` gives. */
@@ -134,6 +161,9 @@ export function pauseMethods<S>(pauses: (self: S) => PauseOperations): PauseMeth
     },
     listPauses(opts = {}) {
       return pauses(this).list(opts);
+    },
+    runPauseWork() {
+      return pauses(this).runWork();
     },
   };
 }

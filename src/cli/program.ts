@@ -8,6 +8,7 @@ import { registerKeys } from "./commands/keys.js";
 import { registerList } from "./commands/list.js";
 import { registerMcp } from "./commands/mcp.js";
 import { registerMigrate } from "./commands/migrate.js";
+import { registerPause } from "./commands/pause.js";
 import { registerReschedule } from "./commands/reschedule.js";
 import { registerRetry } from "./commands/retry.js";
 import { registerRun } from "./commands/run.js";
@@ -31,7 +32,7 @@ export function buildProgram(version: string): Command {
     .option("--granularity <g>", "bucket width of a new database: minute, hour or day")
     .option(
       "--url <url>",
-      "talk to a duetime server instead of a database (default: $DUETIME_URL); add, list, show, cancel, stats",
+      "talk to a duetime server instead of a database (default: $DUETIME_URL); add, list, show, cancel, stats, schedule, pause, resume, pauses",
     )
     .option("--api-key <key>", "API key for --url (default: $DUETIME_KEY)")
     .configureHelp({ showGlobalOptions: true })
@@ -45,6 +46,7 @@ export function buildProgram(version: string): Command {
   registerReschedule(program);
   registerRetry(program);
   registerSchedule(program);
+  registerPause(program);
   registerStats(program);
   registerRun(program);
   registerMigrate(program);
