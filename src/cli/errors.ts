@@ -65,7 +65,23 @@ const FIELD_NAMES: Readonly<Record<string, string>> = {
   path: "--db",
 };
 
+/** A bulk operation's filter and parameters (core/operation-input.ts) as their flags. */
+const OPERATION_FIELDS: Readonly<Record<string, string>> = {
+  "filter.target": "--target",
+  "filter.status": "--status",
+  "filter.dueFrom": "--due-from",
+  "filter.dueTo": "--due-to",
+  "filter.keyPrefix": "--key-prefix",
+  "filter.tags": "--tag",
+  shiftMs: "--shift",
+};
+
 function cliField(field: string): string {
+  // a tag of a list (`tags[1]`, `filter.tags[0]`), a state of a list: the repeated flag
+  const listed = /^((?:filter\.)?tags|filter\.status)\[\d+\]$/.exec(field);
+  if (listed) return listed[1] === "filter.status" ? "--status" : "--tag";
+  if (field === "tags") return "--tag";
+  if (Object.hasOwn(OPERATION_FIELDS, field)) return OPERATION_FIELDS[field]!;
   // own properties only: a field named "constructor" (an unknown field) is itself
   return Object.hasOwn(FIELD_NAMES, field) ? FIELD_NAMES[field]! : field;
 }

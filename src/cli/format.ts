@@ -128,6 +128,7 @@ export function describeJob(job: Job, timeZone: string, now: number): string {
     ["target", job.target],
     ["payload", JSON.stringify(job.payload)],
     ["key", job.key ?? "-"],
+    ["tags", tagsText(job.tags)],
     ["tenant", job.tenant],
     ["attempts", attemptsText(job)],
     [
@@ -169,6 +170,11 @@ export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
   const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
   return sorted[Math.min(sorted.length, rank) - 1]!;
+}
+
+/** A job's tags as one cell: "user:42, campaign:spring", or "-" for none. */
+export function tagsText(tags: readonly string[]): string {
+  return tags.length === 0 ? "-" : tags.join(", ");
 }
 
 /** "1 job", "3 jobs". */

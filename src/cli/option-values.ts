@@ -1,5 +1,6 @@
 import type { JsonValue } from "../core/job.js";
 import { InvalidJobError } from "../core/errors.js";
+import { JOB_STATUSES, type JobStatus } from "../core/job.js";
 
 /**
  * Readers of option values shared by the commands that create work (`add`, `schedule add`):
@@ -17,6 +18,11 @@ export function parseHeaders(raw: readonly string[]): Record<string, string> {
   return headers;
 }
 
+/** A repeatable flag's values (`--tag a --tag b`), for commander's option parser. */
+export function collect(value: string, acc: string[] = []): string[] {
+  return [...acc, value];
+}
+
 /** `--payload '<json>'`. */
 export function parsePayload(raw: string): JsonValue {
   try {
@@ -24,4 +30,21 @@ export function parsePayload(raw: string): JsonValue {
   } catch {
     throw new InvalidJobError("--payload", "JSON (e.g. '{\"user\":42}')", raw);
   }
+}
+
+/** `--status pending,dead`: one state or several, comma-separated. */
+export function parseStatuses(raw: string): JobStatus[] {
+  const list = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  for (const s of list) {
+    if (!JOB_STATUSES.includes(s as JobStatus)) {
+      throw new InvalidJobError("--status", `one of ${JOB_STATUSES.join(", ")}`, s);
+    }
+  }
+  if (list.length === 0) {
+    throw new InvalidJobError("--status", `one of ${JOB_STATUSES.join(", ")}`, raw);
+  }
+  return list as JobStatus[];
 }

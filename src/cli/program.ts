@@ -4,6 +4,7 @@ import { registerAdd } from "./commands/add.js";
 import { registerBench } from "./commands/bench.js";
 import { registerCancel } from "./commands/cancel.js";
 import { registerDemo } from "./commands/demo.js";
+import { registerErase } from "./commands/erase.js";
 import { registerKeys } from "./commands/keys.js";
 import { registerList } from "./commands/list.js";
 import { registerMcp } from "./commands/mcp.js";
@@ -45,6 +46,7 @@ export function buildProgram(version: string): Command {
   registerCancel(program);
   registerReschedule(program);
   registerRetry(program);
+  registerErase(program);
   registerSchedule(program);
   registerPause(program);
   registerStats(program);

@@ -11,7 +11,7 @@ import { Described, InvalidJobError } from "../core/errors.js";
 import type { JobStatus } from "../core/job.js";
 
 import { EXIT } from "./errors.js";
-import { formatInZone, formatRelative, labelled } from "./format.js";
+import { formatInZone, formatRelative, labelled, tagsText } from "./format.js";
 
 /**
  * The CLI as a client of `duetime serve`: with --url and --api-key (or DUETIME_URL and
@@ -117,6 +117,7 @@ export function describeJobView(job: JobView, timeZone: string, now: number): st
     ["target", job.target],
     ["payload", JSON.stringify(job.payload)],
     ["key", job.key ?? "-"],
+    ["tags", tagsText(job.tags)],
     ["tenant", job.tenant],
     ["attempts", `${job.attempts}/${job.maxAttempts}`],
     [
@@ -144,6 +145,7 @@ export function listQuery(q: {
   to?: string;
   limit?: number;
   cursor?: string;
+  tag?: string;
   timeZone?: string;
 }): ListJobsQuery {
   return {
@@ -152,6 +154,7 @@ export function listQuery(q: {
     ...(q.to === undefined ? {} : { dueTo: q.to }),
     ...(q.limit === undefined ? {} : { limit: q.limit }),
     ...(q.cursor === undefined ? {} : { cursor: q.cursor }),
+    ...(q.tag === undefined ? {} : { tag: q.tag }),
     ...(q.timeZone !== undefined && (q.from !== undefined || q.to !== undefined)
       ? { timeZone: q.timeZone }
       : {}),

@@ -375,9 +375,9 @@ describe("list, show, cancel, reschedule", () => {
     const text = await cli(["list", "--db", ws.db, "--limit", "2", "--tz", "UTC"]);
     expect(text.code).toBe(0);
     const lines = text.stdout.trim().split("\n");
-    expect(lines[0]).toMatch(/^ID\s+STATUS\s+DUE \(UTC\)\s+TARGET\s+ATTEMPTS$/);
+    expect(lines[0]).toMatch(/^ID\s+STATUS\s+DUE \(UTC\)\s+TARGET\s+ATTEMPTS\s+TAGS$/);
     expect(lines[1]).toMatch(
-      new RegExp(`^${ids[1]}\\s+pending\\s+2030-01-01 01:00:00\\.000 UTC\\s+remind\\s+0/3$`),
+      new RegExp(`^${ids[1]}\\s+pending\\s+2030-01-01 01:00:00\\.000 UTC\\s+remind\\s+0/3\\s+-$`),
     );
     expect(lines[3]).toMatch(/^\(2 jobs\) next page: --cursor \S+$/);
   });

@@ -4,7 +4,7 @@ import type { KeyMode, ScheduleInput } from "../../index.js";
 import type { Job as JobView } from "../../client/index.js";
 import { InvalidJobError } from "../../core/errors.js";
 import { EXIT } from "../errors.js";
-import { parseHeaders, parsePayload } from "../option-values.js";
+import { collect, parseHeaders, parsePayload } from "../option-values.js";
 import {
   action,
   cliTime,
@@ -29,6 +29,7 @@ interface AddOptions {
   maxAttempts?: string;
   expireAfter?: string;
   header?: string[];
+  tag?: string[];
   json?: boolean;
 }
 
@@ -55,13 +56,14 @@ export function registerAdd(program: Command): void {
     .option("--tz <iana>", "time zone for wall times and words (default: the system's)")
     .option("--locale <tag>", 'language of <when> in words: fr ("demain à 9h"), de, ja, zh-Hant...')
     .option("--tenant <tenant>", "tenant owning the job")
+    .option(
+      "--tag <tag>",
+      "a tag to find and act on the job by, e.g. user:42 (repeatable)",
+      collect,
+    )
     .option("--max-attempts <n>", "attempts before the job is dead")
     .option("--expire-after <ms>", "expire instead of firing when claimed this late (ms)")
-    .option(
-      "--header <name:value>",
-      "webhook header (with --url; repeatable)",
-      (v: string, acc: string[] = []) => [...acc, v],
-    )
+    .option("--header <name:value>", "webhook header (with --url; repeatable)", collect)
     .option("--json", "print the result as JSON")
     .addHelpText(
       "after",
@@ -69,6 +71,7 @@ export function registerAdd(program: Command): void {
 Examples:
   duetime add "in 10 minutes" --target remind --payload '{"user":42}'
   duetime add "tomorrow 9am" --tz Europe/Paris --target wake --key wake-42
+  duetime add "in 1 hour" --target remind --tag user:42 --tag campaign:spring
   duetime add "in 30 seconds" --target flush --key user:42 --key-mode debounce --max-wait 120000
   duetime add 2026-12-01T09:00:00+01:00 --target report
   duetime add 2026-12-03T10:00 --tz Europe/Paris --target report   (a wall time in --tz)
@@ -94,6 +97,7 @@ Examples:
             ...(o.payload === undefined ? {} : { payload: parsePayload(o.payload) }),
             ...(o.key === undefined ? {} : { key: o.key }),
             ...keyModeFields(o),
+            ...(o.tag === undefined ? {} : { tags: o.tag }),
             ...(o.header === undefined ? {} : { headers: parseHeaders(o.header) }),
             ...(o.maxAttempts === undefined
               ? {}
@@ -143,6 +147,7 @@ Examples:
           ...(o.payload === undefined ? {} : { payload: parsePayload(o.payload) }),
           ...(o.key === undefined ? {} : { key: o.key }),
           ...keyModeFields(o),
+          ...(o.tag === undefined ? {} : { tags: o.tag }),
           ...(o.tenant === undefined ? {} : { tenant: o.tenant }),
           ...(o.maxAttempts === undefined
             ? {}

@@ -1,9 +1,8 @@
 import type { Command } from "commander";
 import { jobView } from "../../api/job-view.js";
-import type { JobStatus, ListQuery } from "../../index.js";
+import type { ListQuery } from "../../index.js";
 import { JOB_STATUSES } from "../../core/job.js";
 import { parseDueTime } from "../../core/time-input.js";
-import { InvalidJobError } from "../../core/errors.js";
 import { EXIT } from "../errors.js";
 import {
   action,
@@ -14,8 +13,9 @@ import {
   resolveTimeZone,
   withExistingScheduler,
 } from "../context.js";
-import { attemptsText, formatInZone, plural, table } from "../format.js";
+import { attemptsText, formatInZone, plural, table, tagsText } from "../format.js";
 import { callApi, listQuery, remoteWithoutTenant } from "../remote.js";
+import { parseStatuses } from "../option-values.js";
 
 interface ListOptions {
   status?: string;
@@ -23,6 +23,7 @@ interface ListOptions {
   to?: string;
   limit?: string;
   cursor?: string;
+  tag?: string;
   tenant?: string;
   tz?: string;
   json?: boolean;
@@ -32,12 +33,16 @@ interface ListOptions {
 export function registerList(program: Command): void {
   program
     .command("list")
-    .description("list jobs in due order, one page at a time")
+    .description("list jobs in due order (with --tag: in creation order), one page at a time")
     .option("--status <status>", `filter by status, comma-separated (${JOB_STATUSES.join(", ")})`)
     .option("--from <when>", "due at or after this time")
     .option("--to <when>", "due before this time")
     .option("--limit <n>", "page size, 1 to 1000", "50")
     .option("--cursor <cursor>", "continue after a previous page (its next cursor)")
+    .option(
+      "--tag <tag>",
+      "only jobs carrying this tag, read from the tag index, in creation order",
+    )
     .option("--tenant <tenant>", "only this tenant's jobs")
     .option("--tz <iana>", "time zone for --from/--to and the due column (default: the system's)")
     .option("--json", "print the page as JSON")
@@ -52,6 +57,7 @@ export function registerList(program: Command): void {
             ...(o.from === undefined ? {} : { from: String(listTime(o.from, "--from")) }),
             ...(o.to === undefined ? {} : { to: String(listTime(o.to, "--to")) }),
             ...(o.cursor === undefined ? {} : { cursor: o.cursor }),
+            ...(o.tag === undefined ? {} : { tag: o.tag }),
             timeZone,
           });
           const page = await callApi(remote, (c) => c.listJobs(query));
@@ -73,6 +79,7 @@ export function registerList(program: Command): void {
           ...(o.from === undefined ? {} : { dueFrom: when(o.from, "--from") }),
           ...(o.to === undefined ? {} : { dueTo: when(o.to, "--to") }),
           ...(o.cursor === undefined ? {} : { cursor: o.cursor }),
+          ...(o.tag === undefined ? {} : { tag: o.tag }),
           ...(o.tenant === undefined ? {} : { tenant: o.tenant }),
         };
         const page = await withExistingScheduler(cmd, (s) => s.list(query));
@@ -97,6 +104,7 @@ interface Row {
   target: string;
   attempts: number;
   maxAttempts: number;
+  tags: readonly string[];
 }
 
 function printPage(jobs: Row[], nextCursor: string | null, timeZone: string): void {
@@ -105,15 +113,16 @@ function printPage(jobs: Row[], nextCursor: string | null, timeZone: string): vo
   } else {
     out(
       table(
-        ["ID", "STATUS", `DUE (${timeZone})`, "TARGET", "ATTEMPTS"],
+        ["ID", "STATUS", `DUE (${timeZone})`, "TARGET", "ATTEMPTS", "TAGS"],
         jobs.map((j) => [
           j.id,
           j.status,
           formatInZone(j.dueMs, timeZone),
           j.target,
           attemptsText(j),
+          tagsText(j.tags),
         ]),
-        ["l", "l", "l", "l", "r"],
+        ["l", "l", "l", "l", "r", "l"],
       ),
     );
   }
@@ -122,22 +131,6 @@ function printPage(jobs: Row[], nextCursor: string | null, timeZone: string): vo
       ? `(${plural(jobs.length, "job")}, last page)`
       : `(${plural(jobs.length, "job")}) next page: --cursor ${nextCursor}`,
   );
-}
-
-function parseStatuses(raw: string): JobStatus[] {
-  const list = raw
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "");
-  for (const s of list) {
-    if (!JOB_STATUSES.includes(s as JobStatus)) {
-      throw new InvalidJobError("--status", `one of ${JOB_STATUSES.join(", ")}`, s);
-    }
-  }
-  if (list.length === 0) {
-    throw new InvalidJobError("--status", `one of ${JOB_STATUSES.join(", ")}`, raw);
-  }
-  return list as JobStatus[];
 }
 
 /** A range bound as typed: `0` (the epoch) is a fine lower bound, unlike a due time. */

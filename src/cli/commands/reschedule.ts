@@ -7,10 +7,13 @@ import {
   resolveTimeZone,
   withExistingScheduler,
 } from "../context.js";
+import { addFilterOptions, requireOneSelection, type FilterFlags } from "../bulk-options.js";
 import { jobRefOf } from "../job-ref.js";
 import { reportMove } from "../outcomes.js";
 
-interface RescheduleOptions {
+interface RescheduleOptions extends FilterFlags {
+  at?: string;
+  shift?: string;
   key?: string;
   tz?: string;
   locale?: string;
@@ -19,12 +22,18 @@ interface RescheduleOptions {
   json?: boolean;
 }
 
-/** `duetime reschedule <id> <when>` (or `--key <key> <when>`): moves a pending job (snooze). */
+/**
+ * `duetime reschedule <id> <when>` (or `--key <key> <when>`): moves a pending job (snooze).
+ * With a filter (`--tag user:42 --shift 1h` or `--at <when>`): every matching pending job,
+ * as one bulk operation followed to its end (bulk.ts).
+ */
 export function registerReschedule(program: Command): void {
-  program
+  const cmd = program
     .command("reschedule")
-    .description("move a pending job to a new due time (snooze)")
-    .argument("<id>", "job id (with --key: the new due time)")
+    .description(
+      "move a pending job to a new due time (snooze); with a filter and --shift or --at, every matching pending job",
+    )
+    .argument("[id]", "job id (with --key: the new due time)")
     .argument(
       "[when]",
       'new due time: ISO (without an offset: read in --tz), epoch ms, "in 1 hour", "monday 8am"',
@@ -34,10 +43,41 @@ export function registerReschedule(program: Command): void {
     .option("--locale <tag>", 'language of <when> in words: fr ("demain à 9h"), de, ja, zh-Hant...')
     .option("--tenant <tenant>", "only if the job belongs to this tenant")
     .option("--expected-version <n>", "apply only if the job is still at this version")
-    .option("--json", "print the outcome as JSON")
+    .option("--json", "print the outcome (bulk: the operation's final record) as JSON")
+    .option("--shift <duration>", 'bulk: move each job by this much ("1h", "-30m", "2 days", ms)')
+    .option("--at <when>", "bulk: move every job to this time");
+  addFilterOptions(cmd)
+    .addHelpText(
+      "after",
+      `
+Examples:
+  duetime reschedule 01KB2Y7J3W6D3Q4S0R5T8V9X1Z "in 1 hour"
+  duetime reschedule --key standup:42 "tomorrow 9am"
+  duetime reschedule --tag user:42 --shift 1d          (every pending job a day later)
+  duetime reschedule --tag campaign:spring --at "2026-04-01T09:00" --tz Europe/Paris`,
+    )
     .action(
       action(
-        async (first: string, second: string | undefined, o: RescheduleOptions, cmd: Command) => {
+        async (
+          first: string | undefined,
+          second: string | undefined,
+          o: RescheduleOptions,
+          cmd: Command,
+        ) => {
+          const named = first !== undefined || o.key !== undefined;
+          if (requireOneSelection(named, o, "a job id (or --key) and a time")) {
+            const { runBulk } = await import("../bulk.js");
+            return runBulk(cmd, "reschedule", o);
+          }
+          for (const flag of ["at", "shift"] as const) {
+            if (o[flag] !== undefined) {
+              throw new InvalidJobError(
+                `--${flag}`,
+                "a filter beside it (or <when> for one job)",
+                o[flag],
+              );
+            }
+          }
           // with --key the one argument is the due time; without it, the id then the due time
           const ref = jobRefOf(o.key === undefined ? first : second, o.key);
           const when = o.key === undefined ? second : first;
