@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 // Not the index barrel: it loads the PostgreSQL store (and pg) for every command.
 import type { Scheduler } from "../api/scheduler.js";
 import type { BucketGranularity } from "../core/buckets.js";
-import { createScheduler, type CreateSchedulerOptions } from "../create-scheduler.js";
+import type { CreateSchedulerOptions } from "../create-scheduler.js";
 import { describeDbLocation, parseDbLocation } from "../core/db-location.js";
 import { InvalidJobError, InvalidOptionError } from "../core/errors.js";
 import { assertTimeZone } from "../core/time-input.js";
@@ -78,6 +78,9 @@ export async function openScheduler(
   }
   // Without --granularity a new database gets the store's default and an existing one
   // keeps the width it was created with.
+  // Loaded here, not at the top: the scheduler, its store and better-sqlite3 are most of what
+  // a command loads, and --version, --help and the --url commands never open a database.
+  const { createScheduler } = await import("../create-scheduler.js");
   try {
     return await createScheduler({
       db: path,

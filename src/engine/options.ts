@@ -109,7 +109,9 @@ export interface SchedulerOptions {
   readonly operationBatchSize?: number;
   /**
    * How often, in ms, a node with no bulk operation running looks for one queued by another
-   * node; a start on this node runs at once. Default 5000.
+   * node (or left unfinished by a node that stopped); a start on this node runs at once.
+   * Default 5000, or 60000 on a store shared by many nodes (PostgreSQL), where each look is a
+   * transaction of every idle node and the node that queued an operation already runs it.
    */
   readonly operationIdleMs?: number;
   /**
@@ -244,7 +246,13 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
     ),
     retentionIntervalMs: int(o.retentionIntervalMs, "retentionIntervalMs", 300_000, 10, 86_400_000),
     operationBatchSize: int(o.operationBatchSize, "operationBatchSize", 2000, 1, 100_000),
-    operationIdleMs: int(o.operationIdleMs, "operationIdleMs", 5000, 10, 3_600_000),
+    operationIdleMs: int(
+      o.operationIdleMs,
+      "operationIdleMs",
+      o.store.onEarlierDue ? 60_000 : 5000,
+      10,
+      3_600_000,
+    ),
     pauseWorkIntervalMs: int(
       o.pauseWorkIntervalMs,
       "pauseWorkIntervalMs",
