@@ -5,7 +5,8 @@ import { PAUSE_STATES, type PauseInput, type PauseState } from "../core/pause.js
 import { out, outJson } from "./context.js";
 import { EXIT } from "./errors.js";
 import { formatRelative, labelled, plural, table } from "./format.js";
-import { pauseBackend, PauseNotThere } from "./pause-backend.js";
+import { whenFound } from "./not-found.js";
+import { pauseBackend } from "./pause-backend.js";
 
 /** The actions of `duetime pause`, `resume` and `pauses` (flags: commands/pause.ts). */
 
@@ -41,7 +42,7 @@ export async function resumePause(
   cmd: Command,
 ): Promise<number> {
   const backend = pauseBackend(cmd, o.tenant);
-  return found(o, id, async () => {
+  return whenFound(o, id, async () => {
     const r = await backend.resume(id);
     if (o.json) outJson(r);
     else out(resumedText(r.pause, r.releasing, backend.settled));
@@ -59,7 +60,7 @@ export async function showPauses(
     if (o.state !== undefined) {
       throw new InvalidJobError("--state", "no --state when showing one pause", o.state);
     }
-    return found(o, id, async () => {
+    return whenFound(o, id, async () => {
       const p = await backend.get(id);
       if (o.json) outJson({ pause: p });
       else out(describePause(p, Date.now()));
@@ -101,22 +102,6 @@ function states(text: string | undefined): PauseState[] | undefined {
     }
   }
   return list as PauseState[];
-}
-
-/** A pause not there is exit 3, as for a job or a series. */
-async function found(
-  o: { json?: boolean | undefined },
-  id: string,
-  run: () => Promise<number>,
-): Promise<number> {
-  try {
-    return await run();
-  } catch (err) {
-    if (!(err instanceof PauseNotThere)) throw err;
-    if (o.json) outJson({ outcome: "not-found", id });
-    else out(err.message);
-    return EXIT.notFound;
-  }
 }
 
 function resumedText(p: PauseView, r: ReleaseView, settled: boolean): string {

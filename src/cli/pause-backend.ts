@@ -3,6 +3,7 @@ import { pauseView, releaseView, type PauseView, type ReleaseView } from "../api
 import type { PauseInput, PauseState } from "../core/pause.js";
 import { PauseNotFoundError } from "../core/pause.js";
 import { withExistingScheduler, withScheduler } from "./context.js";
+import { RecordNotFound } from "./not-found.js";
 import { callApi, remoteWithoutTenant, RemoteOutcome, type Remote } from "./remote.js";
 
 /**
@@ -23,9 +24,9 @@ export interface PauseBackend {
 }
 
 /** The pause asked for is not there (or is another tenant's). */
-export class PauseNotThere extends Error {
-  constructor(readonly id: string) {
-    super(`not-found: no pause ${id}`);
+export class PauseNotThere extends RecordNotFound {
+  constructor(id: string) {
+    super("pause", id);
   }
 }
 

@@ -6,6 +6,7 @@ import type { ScheduleInput as HttpScheduleInput } from "../client/index.js";
 import { InvalidJobError, ScheduleNotFoundError } from "../core/errors.js";
 import type { ScheduleState } from "../core/series.js";
 import { withExistingScheduler, withScheduler } from "./context.js";
+import { RecordNotFound } from "./not-found.js";
 import { callApi, remoteOf, RemoteOutcome, type Remote } from "./remote.js";
 
 /**
@@ -53,9 +54,9 @@ export interface Occurrences {
 }
 
 /** The series asked for is not there (or is another tenant's). */
-export class SeriesNotFound extends Error {
-  constructor(readonly id: string) {
-    super(`not-found: no schedule ${id}`);
+export class SeriesNotFound extends RecordNotFound {
+  constructor(id: string) {
+    super("schedule", id);
   }
 }
 

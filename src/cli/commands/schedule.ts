@@ -5,10 +5,10 @@ import type { ScheduleState } from "../../core/series.js";
 import { EXIT } from "../errors.js";
 import { parseHeaders, parsePayload } from "../option-values.js";
 import { action, cliTime, out, outJson, parseIntFlag, resolveTimeZone } from "../context.js";
+import { whenFound } from "../not-found.js";
 import { formatRelative, labelled, plural, table } from "../format.js";
 import {
   seriesBackend,
-  SeriesNotFound,
   type ChangeVerb,
   type Occurrences,
   type SeriesInput,
@@ -72,7 +72,7 @@ export function registerSchedule(program: Command): void {
     .option("--json", "print the schedule as JSON")
     .action(
       action(async (id: string, o: { tenant?: string; json?: boolean }, cmd: Command) =>
-        found(o, id, async () => {
+        whenFound(o, id, async () => {
           const s = await seriesBackend(cmd, o.tenant).get(id);
           if (o.json) outJson(s);
           else out(describeSchedule(s, Date.now()));
@@ -94,7 +94,7 @@ export function registerSchedule(program: Command): void {
       .option("--json", "print the schedule as JSON")
       .action(
         action(async (id: string, o: { tenant?: string; json?: boolean }, cmd: Command) =>
-          found(o, id, async () => {
+          whenFound(o, id, async () => {
             const s = await seriesBackend(cmd, o.tenant).change(id, verb as ChangeVerb);
             if (o.json) outJson({ outcome: verb === "delete" ? "deleted" : s.state, schedule: s });
             else out(`${verb === "delete" ? "deleted" : s.state} schedule ${s.id}`);
@@ -175,7 +175,7 @@ function registerNext(schedule: Command): void {
           if ((id === undefined) === !rule) {
             throw new InvalidJobError("id", "a schedule id, or --cron/--rrule (not both)", id);
           }
-          return found(o, id ?? "", async () => {
+          return whenFound(o, id ?? "", async () => {
             const r: Occurrences =
               id !== undefined
                 ? await backend.next(id, window)
@@ -194,22 +194,6 @@ function registerNext(schedule: Command): void {
         },
       ),
     );
-}
-
-/** Runs a subcommand on one series: not there is exit 3, as for a job. */
-async function found(
-  o: { json?: boolean | string | undefined },
-  id: string,
-  run: () => Promise<number>,
-): Promise<number> {
-  try {
-    return await run();
-  } catch (err) {
-    if (!(err instanceof SeriesNotFound)) throw err;
-    if (o.json) outJson({ outcome: "not-found", id });
-    else out(err.message);
-    return EXIT.notFound;
-  }
 }
 
 function addInput(o: AddOptions): SeriesInput {
