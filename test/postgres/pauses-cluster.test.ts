@@ -66,9 +66,12 @@ describe("postgres: a pause holds on every node", () => {
     expect(later.pausedBy).toBe(p.id);
 
     await a.clock.advance(60_000);
-    // a watcher pass of B's: the claim holds the handed-back job it meets
+    // a watcher pass of B's: the claim holds the handed-back job it meets. B's own loop,
+    // woken by the advance, may claim first: runOnce's claim then skips the locked row, and
+    // only settled() waits for the loop's claim (and its hold) to commit.
     await b.scheduler.runOnce();
     await b.scheduler.idle();
+    await b.settled();
     expect(b.fired).toEqual([]);
     for (const id of [job.id, later.id]) {
       expect(await a.scheduler.get(id)).toMatchObject({ status: "pending", pausedBy: p.id });
