@@ -36,6 +36,8 @@ export interface JobView {
   callbacks: JobCallbacks | null;
   /** For a callback job: the id of the job whose outcome it reports; else null. */
   callbackOf: string | null;
+  /** The id of the pause holding this pending job (src/core/pause.ts), or null when none does. */
+  pausedBy: string | null;
 }
 
 export function jobView(job: Job): JobView {
@@ -65,6 +67,7 @@ export function jobView(job: Job): JobView {
     tags: job.tags,
     callbacks: job.callbacks,
     callbackOf: job.callbackOf,
+    pausedBy: job.pausedBy,
   };
 }
 

@@ -959,6 +959,8 @@ export interface components {
       } | null;
       /** @description For a callback job: the id of the job whose outcome it reports, or null */
       callbackOf: string | null;
+      /** @description The id of the pause holding this pending job (it is not claimed until the pause is resumed), or null */
+      pausedBy: string | null;
     };
     JobCount: {
       count: number;

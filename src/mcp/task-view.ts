@@ -39,6 +39,8 @@ export interface TaskView {
   readonly series_id: string | null;
   /** The task's tags (empty when none). */
   readonly tags: readonly string[];
+  /** The pause holding this pending task (it waits until the pause is resumed), or null. */
+  readonly paused_by: string | null;
 }
 
 /** What task.create stores as the job's payload (and a webhook receives as `payload`). */
@@ -77,6 +79,7 @@ export function taskView(job: Job): TaskView {
     created_at: v.createdAt,
     series_id: v.scheduleId,
     tags: v.tags,
+    paused_by: v.pausedBy,
   };
 }
 

@@ -157,6 +157,7 @@ export const SCHEMAS: Record<string, unknown> = {
       "tags",
       "callbacks",
       "callbackOf",
+      "pausedBy",
     ],
     properties: {
       id: { type: "string" },
@@ -194,6 +195,11 @@ export const SCHEMAS: Record<string, unknown> = {
       callbackOf: {
         type: ["string", "null"],
         description: "For a callback job: the id of the job whose outcome it reports, or null",
+      },
+      pausedBy: {
+        type: ["string", "null"],
+        description:
+          "The id of the pause holding this pending job (it is not claimed until the pause is resumed), or null",
       },
     },
   },

@@ -68,8 +68,18 @@ it("a paused webhook origin does not fire; DELETE resumes it and it fires late; 
   await other.nth(1);
   await t.svc.scheduler.idle();
   expect(paused.requests).toHaveLength(0);
-  expect((await t.api("GET", `/v1/jobs/${held}`)).body.job.status).toBe("pending");
-  expect((await t.api("GET", `/v1/jobs/${free}`)).body.job.status).toBe("succeeded");
+  expect((await t.api("GET", `/v1/jobs/${held}`)).body.job).toMatchObject({
+    status: "pending",
+    pausedBy: id,
+  });
+  expect((await t.api("GET", `/v1/jobs/${free}`)).body.job).toMatchObject({
+    status: "succeeded",
+    pausedBy: null,
+  });
+  const listed = await t.api("GET", "/v1/jobs?status=pending");
+  expect(
+    listed.body.jobs.map((j: { id: string; pausedBy: unknown }) => [j.id, j.pausedBy]),
+  ).toEqual([[held, id]]);
 
   const shown = await t.api("GET", `/v1/pauses/${id}`);
   expect(shown.body.pause).toMatchObject({ id, state: "active", heldJobs: 1 });
@@ -110,6 +120,7 @@ it("a paused webhook origin does not fire; DELETE resumes it and it fires late; 
   expect((await t.api("GET", `/v1/jobs/${held}`)).body.job).toMatchObject({
     status: "succeeded",
     dueAt: new Date(T0 + MINUTE).toISOString(),
+    pausedBy: null,
   });
   expect((await t.api("GET", "/v1/pauses")).body.pauses).toEqual([]);
   const done = await t.api("GET", "/v1/pauses?state=resumed");
