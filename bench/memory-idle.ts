@@ -1,7 +1,5 @@
-import { spawn } from "node:child_process";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { backlogFile, scratchCopy } from "./lib/data.js";
+import { idleChild as child, type ChildReport } from "./lib/idle-child-run.js";
 import { note } from "./lib/progress.js";
 import { fmt, ratio, type BenchResult } from "./lib/report.js";
 import { count, type Sizes } from "./lib/scale.js";
@@ -14,18 +12,6 @@ import { count, type Sizes } from "./lib/scale.js";
  * it. Baseline: the same child with the same imports but no store (what Node and the
  * loader cost by themselves).
  */
-const HERE = dirname(fileURLToPath(import.meta.url));
-
-interface ChildReport {
-  rssImports: number;
-  rssStart: number;
-  rssMax: number;
-  rssEnd: number;
-  cpuPct: number;
-  wallMs: number;
-  pending: number;
-}
-
 export async function memoryIdle(sizes: Sizes): Promise<BenchResult> {
   const bare = await child(["bare", String(Math.min(10_000, sizes.idleMeasureMs))]);
   const runs: { n: number; r: ChildReport }[] = [];
@@ -94,27 +80,4 @@ export async function memoryIdle(sizes: Sizes): Promise<BenchResult> {
       "maxIdleMs at its default (1000 ms); lease sweeper every 5 s, retention every 60 s",
     ],
   };
-}
-
-function child(args: string[]): Promise<ChildReport> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(
-      process.execPath,
-      [...process.execArgv, join(HERE, "lib", "idle-child.ts"), ...args],
-      {
-        stdio: ["ignore", "pipe", "inherit"],
-      },
-    );
-    let out = "";
-    p.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    p.on("error", reject);
-    p.on("exit", (code) => {
-      if (code !== 0) return reject(new Error(`idle child exited with ${code}`));
-      try {
-        resolve(JSON.parse(out.trim().split("\n").pop() ?? "") as ChildReport);
-      } catch (err) {
-        reject(new Error(`idle child printed ${JSON.stringify(out)}`, { cause: err }));
-      }
-    });
-  });
 }

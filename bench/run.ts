@@ -7,6 +7,7 @@
  * On a shared machine, BENCH_QUIET_LOAD=1.5 waits before each benchmark until the 1-minute
  * load average is below 1.5 (at most BENCH_QUIET_WAIT_S seconds, default 600).
  */
+import { bulkCancel } from "./bulk-cancel.js";
 import { catchUp } from "./catch-up.js";
 import { changeFeed } from "./change-feed.js";
 import { removeAllData } from "./lib/data.js";
@@ -16,9 +17,11 @@ import { sizesFromEnv, type Sizes } from "./lib/scale.js";
 import { dispatchThroughput } from "./dispatch-throughput.js";
 import { memoryIdle } from "./memory-idle.js";
 import { pollCost } from "./poll-cost.js";
+import { pausedIdle } from "./paused-idle.js";
 import { precision } from "./precision.js";
 import { scheduleThroughput } from "./schedule-throughput.js";
 import { seriesBench } from "./series.js";
+import { tagCost } from "./tag-cost.js";
 import { tracingOverhead } from "./tracing-overhead.js";
 
 const BENCHMARKS: Readonly<Record<string, (s: Sizes) => Promise<BenchResult>>> = {
@@ -31,6 +34,9 @@ const BENCHMARKS: Readonly<Record<string, (s: Sizes) => Promise<BenchResult>>> =
   "tracing-overhead": tracingOverhead,
   "change-feed": changeFeed,
   series: seriesBench,
+  "tag-cost": tagCost,
+  "bulk-cancel": bulkCancel,
+  "paused-idle": pausedIdle,
 };
 
 async function main(): Promise<number> {

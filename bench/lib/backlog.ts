@@ -12,6 +12,13 @@ export interface BulkLoadSpec {
   readonly target?: string;
   /** Progress label; omitted for small loads. */
   readonly label?: string;
+  /**
+   * One tag per job, `${prefix}` and a 9-digit group number: jobs 1 to `perTag` carry group
+   * 0, the next `perTag` group 1, and so on (a tag per user with `perTag` jobs each; all jobs
+   * one tag when `perTag` >= count). Written to the row and the tag index (job_tags) as the
+   * store writes them. Default: no tags.
+   */
+  readonly tags?: { readonly prefix: string; readonly perTag: number };
 }
 
 const CHUNK = 500_000;
@@ -28,7 +35,9 @@ const SCATTER = 2_654_435_761;
  *  - bucket_counts and status_counts are incremented from the rows just written, in the
  *    same transaction;
  *  - the target buckets must not be staged yet (staged buckets also need `hot` rows), which
- *    is checked.
+ *    is checked;
+ *  - with `tags`, each row's tags column and its job_tags entry; a group's ids increase with
+ *    the counter, so the tag index is appended to, as the jobs table is.
  * Due times are a deterministic scatter over the span (what random due times look like to
  * the B-trees), so a load is reproducible.
  */
@@ -52,10 +61,15 @@ export async function bulkLoadPending(store: SqliteStore, spec: BulkLoadSpec): P
   const insert = db.prepare(`
     WITH RECURSIVE n(i) AS (SELECT @from UNION ALL SELECT i + 1 FROM n WHERE i < @to)
     INSERT INTO jobs (id, tenant, key, due_at, bucket, shard, payload, target,
-      target_options, max_attempts, expire_after_ms, created_at, updated_at)
+      target_options, max_attempts, expire_after_ms, created_at, updated_at, tags)
     SELECT @prefix || printf('%016d', i), 'default', NULL, due, due - (due % @width),
-      0, '{"n":' || i || '}', @target, NULL, 3, NULL, @now, @now
+      0, '{"n":' || i || '}', @target, NULL, 3, NULL, @now, @now,
+      CASE WHEN @tagPrefix IS NULL THEN NULL
+        ELSE json_array(@tagPrefix || printf('%09d', (i - 1) / @perTag)) END
     FROM (SELECT i, @dueFrom + ((i * ${SCATTER}) % @span) AS due FROM n)`);
+  const indexTags = db.prepare(`
+    INSERT INTO job_tags (tenant, tag, job_id, seq)
+    SELECT tenant, tags ->> '$[0]', id, seq FROM jobs WHERE seq > ? AND tags IS NOT NULL`);
   const countBuckets = db.prepare(`
     INSERT INTO bucket_counts (bucket, tenant, pending)
     SELECT bucket, tenant, count(*) FROM jobs WHERE seq > ? GROUP BY bucket, tenant
@@ -76,7 +90,10 @@ export async function bulkLoadPending(store: SqliteStore, spec: BulkLoadSpec): P
       now: Date.now(),
       dueFrom: spec.dueFrom,
       span: spec.spanMs,
+      tagPrefix: spec.tags?.prefix ?? null,
+      perTag: spec.tags?.perTag ?? 1,
     });
+    if (spec.tags) indexTags.run(before);
     countBuckets.run(before);
     countStatus.run(info.changes);
   });

@@ -13,7 +13,7 @@ import {
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
-import { bulkLoadPending, checkCounters } from "./backlog.js";
+import { bulkLoadPending, checkCounters, type BulkLoadSpec } from "./backlog.js";
 import { count } from "./scale.js";
 import { note } from "./progress.js";
 
@@ -47,11 +47,16 @@ export function ensureDataDir(): void {
 /**
  * The path of a store file holding `n` pending jobs due 2 to 32 days from when it was built
  * (hour buckets, nothing staged), building it if needed. A cached file older than a day is
- * rebuilt so its jobs stay far in the future.
+ * rebuilt so its jobs stay far in the future. With `tags`, every job carries one tag (see
+ * BulkLoadSpec.tags), in a file of its own.
  */
-export async function backlogFile(n: number): Promise<{ path: string; info: BacklogInfo }> {
+export async function backlogFile(
+  n: number,
+  tags?: BulkLoadSpec["tags"],
+): Promise<{ path: string; info: BacklogInfo }> {
   ensureDataDir();
-  const path = join(DATA_DIR, `sqlite-backlog-${n}.db`);
+  const tagged = tags === undefined ? "" : `-${tags.prefix.replace(/\W/g, "")}${tags.perTag}`;
+  const path = join(DATA_DIR, `sqlite-backlog-${n}${tagged}.db`);
   const infoPath = `${path}.json`;
   if (existsSync(path) && existsSync(infoPath)) {
     const info = JSON.parse(readFileSync(infoPath, "utf8")) as BacklogInfo;
@@ -71,6 +76,7 @@ export async function backlogFile(n: number): Promise<{ path: string; info: Back
       dueFrom,
       spanMs: BACKLOG_SPAN_MS,
       label: `backlog ${count(n)}`,
+      ...(tags === undefined ? {} : { tags }),
     });
     const check = checkCounters(store.connection);
     if (!check.ok || check.pending !== n) throw new Error(`backlog ${n}: counters inconsistent`);

@@ -36,6 +36,15 @@ export interface Sizes {
   /** Occurrences due in the series benchmark's window, and the window's length in ms. */
   readonly seriesWindow: number;
   readonly seriesWindowMs: number;
+  /** Tagged backlogs the tag benchmark compares (smallest first), and the jobs of its one tag. */
+  readonly tagBacklogs: readonly number[];
+  readonly tagJobs: number;
+  /** Jobs of the bulk cancel, and the jobs due across `bulkFiringWindowMs` that fire beside it. */
+  readonly bulkCancelJobs: number;
+  readonly bulkFiringJobs: number;
+  readonly bulkFiringWindowMs: number;
+  /** Jobs held by the paused tenant of the paused-idle benchmark (idle for `idleMeasureMs`). */
+  readonly pausedJobs: number;
 }
 
 const FULL: Sizes = {
@@ -56,6 +65,12 @@ const FULL: Sizes = {
   seriesPollSmall: 1_000,
   seriesWindow: 20_000,
   seriesWindowMs: 10_000,
+  tagBacklogs: [10_000, 1_000_000, 10_000_000],
+  tagJobs: 1000,
+  bulkCancelJobs: 1_000_000,
+  bulkFiringJobs: 3000,
+  bulkFiringWindowMs: 30_000,
+  pausedJobs: 1_000_000,
 };
 
 const MEDIUM: Sizes = {
@@ -76,6 +91,12 @@ const MEDIUM: Sizes = {
   seriesPollSmall: 1_000,
   seriesWindow: 5_000,
   seriesWindowMs: 5_000,
+  tagBacklogs: [10_000, 1_000_000],
+  tagJobs: 1000,
+  bulkCancelJobs: 200_000,
+  bulkFiringJobs: 1000,
+  bulkFiringWindowMs: 10_000,
+  pausedJobs: 100_000,
 };
 
 const TINY: Sizes = {
@@ -96,6 +117,12 @@ const TINY: Sizes = {
   seriesPollSmall: 200,
   seriesWindow: 500,
   seriesWindowMs: 2_000,
+  tagBacklogs: [1_000, 10_000],
+  tagJobs: 200,
+  bulkCancelJobs: 10_000,
+  bulkFiringJobs: 200,
+  bulkFiringWindowMs: 2_000,
+  pausedJobs: 10_000,
 };
 
 export function sizesFromEnv(env: NodeJS.ProcessEnv = process.env): Sizes {

@@ -8,6 +8,7 @@ const METHODS = [
   "jobsSettle",
   "jobsInsert",
   "leasesExpire",
+  "operationStep",
 ] as const;
 type Method = (typeof METHODS)[number];
 
