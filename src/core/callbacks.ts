@@ -127,6 +127,9 @@ export function callbackJob(job: Job, o: CallbackOutcome, id: string): NewJob | 
     id,
     tenant: job.tenant,
     key: null,
+    // the job's own tags, so every tag filter (list, count, bulk erase of a data subject,
+    // a tag pause) finds the callback, whose payload repeats the job's data
+    tags: job.tags,
     dueAt: o.now,
     payload,
     target: url,

@@ -7,6 +7,7 @@ import type {
   OperationKind,
   OperationParams,
 } from "../../src/core/operation.js";
+import { withCallback } from "../../src/engine/callbacks.js";
 import type { Store } from "../../src/store/store.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
@@ -312,6 +313,44 @@ export function describeOperationContract(name: string, makeStore: () => Promise
       expect(await store.jobGet({ id: dead })).toMatchObject({ status: "cancelled" });
       const count = await runAll((await start("count", { tags: ["user:42"] })).id, 4);
       expect(count.op).toMatchObject({ state: "done", scanned: 6, changed: 6 });
+    });
+
+    it("an erase by tag erases the callback jobs of the tagged jobs too: they carry the tags", async () => {
+      const callbacks = { onSuccess: "https://hooks.example.com/ok" };
+      const [tagged, other] = await insert([
+        job({ dueAt: T0 + 10, tags: ["user:42"], callbacks }),
+        job({ dueAt: T0 + 20, callbacks }),
+      ]);
+      const first = await claimOne(tagged!.id, T0 + 100); // claims both
+      const now = T0 + 200;
+      for (const claimed of [first, await store.jobGet({ id: other!.id })]) {
+        const st = withCallback(
+          claimed!,
+          {
+            id: claimed!.id,
+            fence: claimed!.fence,
+            firedAt: T0 + 100,
+            outcome: "succeeded",
+            result: 1,
+          },
+          now,
+          newId,
+        );
+        expect(await store.jobsSettle({ now, settlements: [st] })).toEqual([true]);
+      }
+      const all = await store.jobsList({ tenant: "acme", limit: 100 });
+      const cbOf = (id: string) => all.find((j) => j.callbackOf === id)!;
+      expect(cbOf(tagged!.id)).toMatchObject({ status: "pending", tags: ["user:42"] });
+      expect(cbOf(other!.id).tags).toEqual([]);
+      const page = await store.jobsListByTag({ tenant: "acme", tag: "user:42", limit: 10 });
+      expect(page.jobs.map((j) => j.id)).toEqual([tagged!.id, cbOf(tagged!.id).id]);
+
+      const { op } = await runAll((await start("erase", { tags: ["user:42"] })).id, 1);
+      expect(op).toMatchObject({ state: "done", scanned: 2, changed: 2, skipped: 0 });
+      expect(await store.jobGet({ id: tagged!.id })).toBeNull();
+      expect(await store.jobGet({ id: cbOf(tagged!.id).id })).toBeNull();
+      expect(await store.jobGet({ id: other!.id })).toMatchObject({ status: "succeeded" });
+      expect(await store.jobGet({ id: cbOf(other!.id).id })).toMatchObject({ status: "pending" });
     });
 
     it("a cancelled operation runs no further batch", async () => {
