@@ -46,7 +46,7 @@ export function cancelPending(
     now,
   });
   ctx.s.hotDelete.run({ seq: current.seq, dueAt: job.dueAt });
-  releaseFinished(ctx, current.seq);
+  releaseFinished(ctx, current);
   deltas.move(job.tenant, "pending", "cancelled", job.bucket, job.bucket);
   ctx.record(
     {

@@ -6,7 +6,7 @@ import {
   type PauseState,
 } from "../../core/pause.js";
 import type { SqliteContext } from "./context.js";
-import { rowPauseFields, type JobTuple } from "./rows.js";
+import { rowPauseFields, type JobTuple, type StoredJob } from "./rows.js";
 
 /**
  * Holding jobs for pauses on SQLite, for every write that meets a pending job (insert, claim,
@@ -97,8 +97,14 @@ export function holdCovered(ctx: SqliteContext, rows: JobTuple[], now: number): 
   return kept;
 }
 
-/** A held job that finishes (cancelled) leaves its pause's count. */
-export function releaseFinished(ctx: SqliteContext, seq: number): void {
-  const row = ctx.s.heldDelete.get(seq) as { pause_id: string } | undefined;
+/**
+ * A held job that finishes (cancelled, erased) leaves its pause's count. `current` is the
+ * job as read in this transaction, whose pausedBy (held's row, read with it) says whether a
+ * pause holds it: a job no pause holds costs no statement (a bulk cancel of 2,000 jobs ran
+ * 2,000 deletes that found nothing).
+ */
+export function releaseFinished(ctx: SqliteContext, current: StoredJob): void {
+  if (current.job.pausedBy === null) return;
+  const row = ctx.s.heldDelete.get(current.seq) as { pause_id: string } | undefined;
   if (row) ctx.s.pauseHeldAdd.run({ id: row.pause_id, n: -1 });
 }

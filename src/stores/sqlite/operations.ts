@@ -75,7 +75,7 @@ function eraseJob(ctx: SqliteContext, j: StoredJob, d: CounterDeltas): void {
   const job = j.job;
   if (job.status === "pending") {
     ctx.s.hotDelete.run({ seq: j.seq, dueAt: job.dueAt });
-    releaseFinished(ctx, j.seq);
+    releaseFinished(ctx, j);
     d.pending(job.bucket, job.tenant, -1);
   } else {
     ctx.s.finishedDeleteByJob.run(job.dueAt, job.id);
