@@ -3,6 +3,7 @@ import { skipOccurrence, stepSeries, type Schedule } from "../../core/series.js"
 import {
   rowToSchedule,
   scheduleAdvanceValues,
+  scheduleRowOf,
   scheduleToRow,
   type ScheduleRow,
 } from "../../store/schedule-row.js";
@@ -84,10 +85,11 @@ export function deleteSchedule(ctx: SqliteContext, p: ScheduleDeleteParams): Sch
 
 /**
  * In the claim's transaction, for the whole batch (store/series-step.ts): the claimed
- * occurrences' series read in one statement, each advanced (advanceSeries) or, when it
- * cannot be, ended with the reason (stepSeries), the series rows written in one statement
- * and the next occurrences inserted together. A job its series no longer names advances
- * nothing.
+ * occurrences' series read in one statement (raw: tuples), each advanced (advanceSeries)
+ * or, when it cannot be, ended with the reason (stepSeries), each series row's advance
+ * columns written by primary key (scheduleAdvance: cheaper than one statement of JSON
+ * rows) and the next occurrences inserted together. A job its series no longer names
+ * advances nothing.
  */
 export function advanceClaimed(
   ctx: SqliteContext,
@@ -97,13 +99,15 @@ export function advanceClaimed(
 ): void {
   const claimed = claimedOccurrences(jobs);
   if (claimed === null) return;
-  const rows = ctx.s.schedulesByIds.all(JSON.stringify(claimed.seriesIds)) as ScheduleRow[];
+  const tuples = ctx.s.schedulesByIds.all(JSON.stringify(claimed.seriesIds)) as unknown[][];
+  const rows = tuples.map(scheduleRowOf);
   const step = stepClaimedSeries(rows, claimed, now, newId);
   for (const b of step.broken) {
     ctx.s.scheduleBreak.run({ id: b.id, jobId: b.jobId, reason: b.reason, now });
   }
-  if (step.advanced.length > 0) {
-    ctx.s.schedulesAdvance.run(JSON.stringify(step.advanced.map(scheduleAdvanceValues)));
+  for (const s of step.advanced) {
+    const values = scheduleAdvanceValues(s);
+    ctx.s.scheduleAdvance.run(...values.slice(1), values[0]);
   }
   if (step.jobs.length > 0) insertJobs(ctx, step.jobs, now);
 }

@@ -409,7 +409,8 @@ export const SQL = {
 
 /**
  * Statements run in raw mode (rows as arrays): those returning JOB_COLUMNS (see rows.ts),
- * and the hot prefix, whose [due_at, seq] rows go back to claimRead as they are.
+ * the hot prefix, whose [due_at, seq] rows go back to claimRead as they are, and the
+ * claim's read of its series (SCHEDULE_COLUMNS, store/schedule-row.ts scheduleRowOf).
  */
 export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
   "hotDuePrefix",
@@ -425,6 +426,7 @@ export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
   "listClaimed",
   "listFinished",
   "tagPage",
+  "schedulesByIds",
 ];
 
 /** The prepared statements of a store, by name. */

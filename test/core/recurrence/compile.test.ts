@@ -113,6 +113,25 @@ describe("compiled rules", () => {
     expect(skip).not.toBe(a);
   });
 
+  it("a spec a cached one resembles is still checked: both rules, a start as text, a policy 'undefined'", () => {
+    const cron = { cron: "0 9 * * *" };
+    compileRecurrence({ rule: cron, timeZone: "UTC", start, gap: "shift" });
+    expect(refusal({ rule: { ...cron, rrule: "FREQ=DAILY" }, timeZone: "UTC" }).field).toBe("rule");
+    expect(refusal({ rule: cron, timeZone: "UTC", start: String(start) }).field).toBe("start");
+    expect(refusal({ rule: cron, timeZone: "UTC", gap: "undefined" }).field).toBe("gap");
+  });
+
+  it("next() asked twice from one instant answers the same, and other instants afresh", () => {
+    const r = compileRecurrence({ rule: { cron: "0 9 * * *" }, timeZone: "Europe/Paris" });
+    const first = r.next(start);
+    expect(r.next(start)).toEqual(first);
+    expect(new Date(first!.at).toISOString()).toBe("2026-01-01T08:00:00.000Z");
+    expect(new Date(r.next(first!.at)!.at).toISOString()).toBe("2026-01-02T08:00:00.000Z");
+    expect(r.next(start)).toEqual(first);
+    expect(() => r.next(Number.NaN)).toThrow(InvalidJobError);
+    expect(() => r.next(Number.NaN)).toThrow(InvalidJobError);
+  });
+
   it("an RRULE without a start reads its missing time parts as 00:00:00", () => {
     const r = compileRecurrence({ rule: { rrule: "RRULE:FREQ=DAILY" }, timeZone: "UTC" });
     expect(new Date(r.next(start)!.at).toISOString()).toBe("2026-01-02T00:00:00.000Z");
