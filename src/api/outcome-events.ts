@@ -7,14 +7,12 @@ import type { ActivityRecorder } from "./activity.js";
 import type { LatenessRecorder } from "./lateness.js";
 import type { JobChange, SchedulerEvents } from "./scheduler-events.js";
 
-/** What the mapping needs of the Scheduler: its clock, logger, recorders and watcher wake-up. */
+/** What the mapping needs of the Scheduler: its clock, logger and recorders. */
 export interface OutcomeEventsDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly lateness: LatenessRecorder;
   readonly activity: ActivityRecorder;
-  /** Wakes the watcher for a due time earlier than it planned for. */
-  readonly wakeFor: (dueAt: number) => void;
 }
 
 /**
@@ -77,9 +75,6 @@ export class OutcomeEvents {
       case "deferred":
         this.emitter.emit("deferred", { job, latenessMs, error: o.error, retryAt: o.retryAt });
         this.changed("deferred", { ...job, dueAt: o.retryAt }, "pending");
-        // The watcher planned its sleep while the job was claimed: a short backoff would
-        // otherwise wait for its next poll.
-        this.deps.wakeFor(o.retryAt);
         break;
       case "dead":
         this.emitter.emit("dead", { job, latenessMs, error: o.error });

@@ -107,7 +107,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       logger: o.logger,
       lateness: this.lateness,
       activity: this.activity,
-      wakeFor: (dueAt) => this.engine.wakeFor(dueAt),
     });
     this.newId = createIdGenerator(() => this.clock.now());
     this.engine = new Engine({

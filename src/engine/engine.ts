@@ -1,7 +1,12 @@
 import type { Clock } from "../core/clock.js";
 import { OutcomesNotRecordedError } from "../core/errors.js";
 import { LoopGroup } from "../core/loop.js";
-import type { NodeServices, Store } from "../store/store.js";
+import {
+  settlementRetryAt,
+  type NodeServices,
+  type Settlement,
+  type Store,
+} from "../store/store.js";
 import { ClockJumpDetector, type ClockJump } from "./clock-jumps.js";
 import { ClockSkewCheck } from "./clock-skew.js";
 import { Dispatcher, type DispatchOutcome, type Handler } from "./dispatcher.js";
@@ -96,8 +101,8 @@ export class Engine {
       this.logger,
       (done) => {
         this.heldTenants.settled(done);
-        // a callback written with its outcome is due now (core/callbacks.ts)
-        if (done.some((st) => st.callback)) this.watcher.wakeFor(this.clock.now());
+        const due = earliestWritten(done, this.clock.now());
+        if (due !== null) this.watcher.wakeFor(due);
       },
       this.loops,
     );
@@ -478,4 +483,20 @@ async function settledWithin(promise: Promise<unknown>, ms: number): Promise<boo
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The earliest due time these written settlements put a job at: a retry's or a deferral's
+ * new due time, or now for a callback written with its outcome (core/callbacks.ts). The
+ * watcher planned its sleep while those jobs were claimed, and no store notifies its own
+ * node of them (PostgreSQL's NOTIFY is for the others), so it wakes for them here: a
+ * 500 ms backoff would otherwise wait for the next poll.
+ */
+function earliestWritten(done: readonly Settlement[], now: number): number | null {
+  let earliest = Infinity;
+  for (const st of done) {
+    const at = st.callback ? now : settlementRetryAt(st);
+    if (at !== null && at < earliest) earliest = at;
+  }
+  return earliest === Infinity ? null : earliest;
 }

@@ -100,6 +100,25 @@ describeOnEveryStore("Scheduler firing (manual clock)", (make) => {
     });
   });
 
+  it("fires a retry at its backoff however long the watcher meant to sleep", async () => {
+    // the watcher plans an hour's sleep while the job is claimed; only the node itself knows
+    // of the retry it writes (no store notifies its own node)
+    h = await make({ backoffBaseMs: 1000, maxAttempts: 2, maxIdleMs: 3_600_000 });
+    const attempts: number[] = [];
+    h.scheduler.handle("flaky", () => {
+      attempts.push(h.clock.now());
+      if (attempts.length === 1) throw new Error("boom");
+    });
+    const events = record(h.scheduler, "failed");
+    await h.scheduler.schedule({ dueAt: T0 + 10, target: "flaky" });
+    h.scheduler.start();
+    await h.clock.advanceTo(T0 + 10);
+    expect(attempts).toEqual([T0 + 10]);
+    const retryAt = events[0]!.args.retryAt;
+    await h.clock.advanceTo(retryAt);
+    expect(attempts).toEqual([T0 + 10, retryAt]);
+  });
+
   it("a PermanentJobError goes dead at once; a RetryLaterError waits as long as it asks", async () => {
     h = await make({ backoffBaseMs: 10, maxAttempts: 5 });
     const attempts: number[] = [];
