@@ -1,4 +1,5 @@
 import type { Clock } from "../core/clock.js";
+import { QuotaExceededError } from "../core/errors.js";
 import {
   parsePauseInput,
   pauseMatches,
@@ -12,6 +13,9 @@ import type { Job } from "../core/job.js";
 import type { PauseStore } from "../store/pause-store.js";
 import type { Store } from "../store/store.js";
 
+/** When a refused pause may be asked again: as soon as one is resumed, so a guess, in ms. */
+const PAUSE_RETRY_AFTER_MS = 60_000;
+
 /** Jobs per transaction of runWork (the engine's pause keeper uses as many). */
 const WORK_BATCH = 5000;
 
@@ -21,6 +25,8 @@ export interface PauseDeps {
   readonly clock: Clock;
   readonly newId: () => string;
   readonly defaultTenant: string;
+  /** Most open (active or resuming) pauses per tenant (SchedulerOptions.maxOpenPauses). */
+  readonly maxOpenPauses: number;
   /** Runs the pause work now (the engine's PauseKeeper). */
   readonly work: () => Promise<void>;
   /** Hands back this node's waiting claims that `covered` picks. */
@@ -49,6 +55,7 @@ export class PauseOperations {
   async pause(input: PauseInput, opts: PauseCallOptions = {}): Promise<Pause> {
     const parsed = parsePauseInput(input);
     const tenant = opts.tenant ?? this.d.defaultTenant;
+    await this.checkOpenPauses(tenant);
     const now = this.d.clock.now();
     const pause = await this.pauses().pauseInsert({
       pause: { id: this.d.newId(), tenant, ...parsed },
@@ -57,6 +64,24 @@ export class PauseOperations {
     await this.d.handBack((job) => pauseMatches(pause, job));
     void this.d.work();
     return pause;
+  }
+
+  /**
+   * Refuses a pause past the tenant's maxOpenPauses. Read before the insert, not in its
+   * transaction: concurrent calls may pass it together, so the bound may be exceeded by the
+   * calls in flight, never without limit (each pause costs a probe of every claim).
+   */
+  private async checkOpenPauses(tenant: string): Promise<void> {
+    const max = this.d.maxOpenPauses;
+    const open = await this.pauses().pausesList({ tenant, states: ["active", "resuming"] });
+    if (open.length < max) return;
+    throw new QuotaExceededError(
+      tenant,
+      "openPauses",
+      `at most ${max} open (active or resuming) pauses (maxOpenPauses); resume one first`,
+      `a pause beside ${open.length} open ones`,
+      PAUSE_RETRY_AFTER_MS,
+    );
   }
 
   /**

@@ -136,6 +136,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       clock: this.clock,
       newId: this.newId,
       defaultTenant: o.defaultTenant,
+      maxOpenPauses: o.maxOpenPauses,
       work: () => this.engine.pauseWork(),
       handBack: (covered) => this.engine.handBack(covered),
     });

@@ -1637,7 +1637,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -1729,7 +1729,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -1785,7 +1785,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -1866,7 +1866,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -1919,7 +1919,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -2006,7 +2006,7 @@ export interface operations {
           "application/json": components["schemas"]["OutcomeErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -2066,7 +2066,7 @@ export interface operations {
           "application/json": components["schemas"]["OutcomeErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -2119,7 +2119,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -2206,7 +2206,7 @@ export interface operations {
           "application/json": components["schemas"]["OutcomeErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -2266,7 +2266,7 @@ export interface operations {
           "application/json": components["schemas"]["OutcomeErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -2319,7 +2319,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -2402,7 +2402,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -2463,7 +2463,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -2516,7 +2516,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -2590,7 +2590,7 @@ export interface operations {
           "application/json": components["schemas"]["ScheduleConflictBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -2668,7 +2668,7 @@ export interface operations {
           "application/json": components["schemas"]["ScheduleConflictBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -2742,7 +2742,7 @@ export interface operations {
           "application/json": components["schemas"]["ScheduleConflictBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -2816,7 +2816,7 @@ export interface operations {
           "application/json": components["schemas"]["ScheduleConflictBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -2890,7 +2890,7 @@ export interface operations {
           "application/json": components["schemas"]["ScheduleConflictBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -2954,7 +2954,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -3005,7 +3005,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -3067,7 +3067,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -3104,7 +3104,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -3147,7 +3147,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -3184,7 +3184,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -3325,7 +3325,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -3386,7 +3386,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -3437,7 +3437,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -3488,7 +3488,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -3539,7 +3539,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -3600,7 +3600,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -3660,7 +3660,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -3720,7 +3720,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -3846,7 +3846,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -3897,7 +3897,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -3962,7 +3962,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -4017,7 +4017,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -4113,7 +4113,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -4223,7 +4223,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -4333,7 +4333,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -4388,7 +4388,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -4443,7 +4443,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -4537,7 +4537,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -4631,7 +4631,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -4756,7 +4756,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -4835,7 +4835,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -4886,7 +4886,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;
@@ -4955,7 +4955,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was written); retry after `Retry-After` seconds */
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
       429: {
         headers: {
           "Retry-After"?: number;

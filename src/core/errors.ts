@@ -139,14 +139,14 @@ export class JobNotPendingError extends DuetimeError {
 }
 
 /**
- * A tenant is over one of its quotas: too many live jobs, or creating faster than its rate.
- * Nothing was written. `retryAfterMs` says when asking again may succeed.
+ * A tenant is over one of its quotas: too many live jobs, creating faster than its rate, or
+ * too many open pauses (the scheduler's maxOpenPauses). Nothing was written. `retryAfterMs` says when asking again may succeed.
  */
 export class QuotaExceededError extends DuetimeError {
   override readonly name = "QuotaExceededError";
   constructor(
     readonly tenant: string,
-    readonly quota: "liveJobs" | "createsPerSecond",
+    readonly quota: "liveJobs" | "createsPerSecond" | "openPauses",
     /** What the quota allows, in words ("at most 1000 live jobs"). */
     readonly expected: string,
     /** What the request would have made it, in words. */

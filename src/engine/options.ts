@@ -121,6 +121,11 @@ export interface SchedulerOptions {
    * is then only a fallback for a notification lost while not listening).
    */
   readonly pauseWorkIntervalMs?: number;
+  /**
+   * Most open (active or resuming) pauses one tenant may have; one more is refused with a
+   * QuotaExceededError (quota `openPauses`; over HTTP 429). Default 100.
+   */
+  readonly maxOpenPauses?: number;
   /** Largest payload, in bytes of JSON. Default 65536. */
   readonly maxPayloadBytes?: number;
   /** How far in the past a due time may be when scheduling, or null for any. Default null. */
@@ -260,6 +265,7 @@ export function resolveOptions(o: SchedulerOptions): ResolvedOptions {
       10,
       3_600_000,
     ),
+    maxOpenPauses: int(o.maxOpenPauses, "maxOpenPauses", 100, 1, 100_000),
     maxPayloadBytes: int(o.maxPayloadBytes, "maxPayloadBytes", 65_536, 2, 16 * 1024 * 1024),
     maxPastMs:
       o.maxPastMs === undefined || o.maxPastMs === null

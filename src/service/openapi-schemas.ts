@@ -51,8 +51,8 @@ export const authErrors = {
   "429": {
     description:
       "Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota " +
-      "(`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`; nothing was " +
-      "written); retry after `Retry-After` seconds",
+      "(`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` " +
+      "on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds",
     headers: { "Retry-After": { schema: { type: "integer" } } },
     content: json(ref("ErrorBody")),
   },

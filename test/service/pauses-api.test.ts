@@ -161,6 +161,35 @@ it("the typed client: a tag pause with onResume shift holds new jobs and moves t
   await rx.nth(1);
 });
 
+it("a tenant's open pauses are capped by maxOpenPauses: one more is 429 naming the quota, nothing stored", async () => {
+  t = await startTestService({ clock: new ManualClock(T0), scheduler: { maxOpenPauses: 2 } });
+  const make = (tag: string, key?: string) =>
+    t!.api("POST", "/v1/pauses", {
+      body: { scope: { tag } },
+      ...(key === undefined ? {} : { key }),
+    });
+  const first = await make("a");
+  expect((await make("b")).status).toBe(201);
+  const refused = await make("c");
+  expect(refused.status).toBe(429);
+  expect(refused.headers.get("retry-after")).toBe("60");
+  expect(refused.body.error).toMatchObject({
+    code: "quota-exceeded",
+    field: "tenant",
+  });
+  expect(refused.body.quota).toBe("openPauses");
+  expect(refused.body.error.expected).toContain("at most 2 open");
+  expect((await allPauses()).map((p) => (p as { scope: unknown }).scope)).toEqual([
+    { tag: "a" },
+    { tag: "b" },
+  ]);
+  // another tenant has its own allowance; a resumed pause frees one
+  expect((await make("c", t.umbrella.key)).status).toBe(201);
+  await t.api("DELETE", `/v1/pauses/${first.body.pause.id}`);
+  await t.svc.scheduler.runPauseWork();
+  expect((await make("c")).status).toBe(201);
+});
+
 it("refuses bad bodies and queries naming the field, with nothing stored", async () => {
   t = await startTestService();
   const bad = async (body: unknown) => {
