@@ -68,8 +68,11 @@ describe("postgres claim plan", () => {
     await store?.close();
   });
 
-  async function plan(shards: number[] | null): Promise<PlanNode> {
-    const sql = statements(store.schema).claimDue;
+  async function plan(
+    shards: number[] | null,
+    which: "claimDue" | "claimDueAlone",
+  ): Promise<PlanNode> {
+    const sql = statements(store.schema)[which];
     const { rows } = await store.connection.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
       `EXPLAIN (FORMAT JSON) ${sql}`,
       [NOW, 100, "node-a", NOW, shards, 30_000],
@@ -82,9 +85,14 @@ describe("postgres claim plan", () => {
     expect(parts.length).toBeGreaterThanOrEqual(60);
   });
 
-  for (const shards of [null, [0, 1, 2, 3]]) {
-    it(`reads only partitions that can hold due jobs, by index (shards ${JSON.stringify(shards)})`, async () => {
-      const top = await plan(shards);
+  for (const [shards, which] of [
+    [null, "claimDue"],
+    [[0, 1, 2, 3], "claimDue"],
+    [null, "claimDueAlone"],
+    [[0, 1, 2, 3], "claimDueAlone"],
+  ] as const) {
+    it(`${which} reads only partitions that can hold due jobs, by index (shards ${JSON.stringify(shards)})`, async () => {
+      const top = await plan(shards === null ? null : [...shards], which);
       if (process.env.SHOW_PLAN) console.log(JSON.stringify(top, null, 1));
       const nodes = walk(top);
       const scans = nodes.filter(

@@ -153,6 +153,7 @@ export class PostgresStore implements Store {
       pool,
       sql: this.sql,
       bucketWidthMs: this.bucketWidthMs,
+      shardCount: this.shardCount,
       run: (what, fn) => this.run(what, fn),
       advance,
       hold: (client, jobs, now) => holdClaimedJobs(client, this.pauseSql, jobs, now),

@@ -154,14 +154,19 @@ export function statements(schema: string) {
      * FOR UPDATE SKIP LOCKED so concurrent claimers split the prefix instead of queueing;
      * then the rows move to jobs_claimed with the lease, fence + 1 and attempts + 1.
      */
-    claimDue: claimMoving(
-      s,
-      `SELECT tableoid, ctid FROM ${s}.jobs_live
-        WHERE due_at <= $1::bigint AND ($5::int[] IS NULL OR shard = ANY($5::int[]))
-        ORDER BY due_at, id
-        LIMIT $2::int
-        FOR UPDATE SKIP LOCKED`,
-    ),
+    claimDue: claimMoving(s, duePrefix(s, "")),
+    /**
+     * claimDue as one statement on its own (autocommit: no BEGIN/COMMIT round trips), for
+     * claims of one-shot jobs while no pause is open (claim.ts). The same read and move, but
+     * it moves nothing when a row of the due prefix is a series occurrence (its series must
+     * advance in the claim's transaction) or a pause is open (the rows it covers must be
+     * held in it): then the rows are only locked until the statement ends, and the claim
+     * is made again in a transaction. The column `alone` says which; it comes on one row
+     * with the other columns null when nothing moved, so "nothing due" (alone true) and
+     * "take the transaction" (alone false) differ. Both probes read what the statement's
+     * snapshot sees, as claimDue's `paused` does.
+     */
+    claimDueAlone: claimMoving(s, duePrefix(s, ", schedule_id"), true),
     /**
      * The claim shared out per tenant: for each tenant of $2 (with its part in $7), that
      * tenant's due prefix of index jobs_live_tenant_due (tenant, due_at, id), a range read per
@@ -675,14 +680,36 @@ export function tagJob(s: string): string {
  * Each row says whether a pause held when the statement began (`paused`, one probe of
  * pauses_open per statement): then claim.ts holds the covered ones (pauses.ts) instead.
  */
-function claimMoving(s: string, due: string): string {
+/** claimDue's read: the due prefix of (due_at, id), SKIP LOCKED, with `more` columns. */
+function duePrefix(s: string, more: string): string {
+  return `SELECT tableoid, ctid${more} FROM ${s}.jobs_live
+        WHERE due_at <= $1::bigint AND ($5::int[] IS NULL OR shard = ANY($5::int[]))
+        ORDER BY due_at, id
+        LIMIT $2::int
+        FOR UPDATE SKIP LOCKED`;
+}
+
+/**
+ * The move of the rows `due` names to jobs_claimed, with their change feed rows. `alone`
+ * (claimDueAlone): gated on no row of `due` being a series occurrence and no pause open,
+ * one row coming back even when nothing moved.
+ */
+function claimMoving(s: string, due: string, alone = false): string {
+  const gate = alone
+    ? `, alone AS (
+      SELECT NOT (EXISTS (SELECT 1 FROM due WHERE schedule_id IS NOT NULL) OR ${ANY_PAUSED(s)}) AS ok
+    )`
+    : "";
+  const answer = alone
+    ? `SELECT c.*, a.ok AS alone FROM alone a LEFT JOIN (SELECT ${AS_CLAIMED} FROM claimed) c ON true`
+    : `SELECT ${AS_CLAIMED}, ${ANY_PAUSED(s)} AS paused FROM claimed`;
   return `WITH due AS (
       ${due}
-    ), moved AS (
+    )${gate}, moved AS (
       DELETE FROM ${s}.jobs_live l USING due
       WHERE l.due_at <= $1::bigint
         AND l.ctid = ANY (ARRAY(SELECT ctid FROM due))
-        AND l.tableoid = due.tableoid AND l.ctid = due.ctid
+        AND l.tableoid = due.tableoid AND l.ctid = due.ctid${alone ? " AND (SELECT ok FROM alone)" : ""}
       RETURNING l.*
     ), claimed AS (
       INSERT INTO ${s}.jobs_claimed (${COLS}, lease_owner, lease_expires_at)
@@ -696,5 +723,5 @@ function claimMoving(s: string, due: string): string {
       INSERT INTO ${s}.job_changes (${CHANGE_COLS})
       SELECT tenant, id, 'claimed', 'claimed', due_at, attempts, NULL, $4::bigint FROM claimed
     )
-    SELECT ${AS_CLAIMED}, ${ANY_PAUSED(s)} AS paused FROM claimed`;
+    ${answer}`;
 }
