@@ -176,14 +176,19 @@ export class SeriesOperations {
     });
   }
 
-  /** Resumes from the first occurrence after now (those due while paused are not fired). */
+  /**
+   * Resumes from the first occurrence after now (those due while paused are not fired). The
+   * occurrence it writes is a new live job, held to the admission hook (the tenant quotas) as
+   * a create is: a paused series holds none.
+   */
   resume(id: string, opts: ScheduleChangeOptions = {}): Promise<ScheduleInfo> {
-    return this.change(id, opts, (s, now) => {
+    const plan = (s: Schedule, now: number) => {
       if (s.state !== "paused") return null;
       const bumped = { ...s, version: s.version + 1, catchUpFired: 0 };
       const done = s.count !== null && s.firedCount >= s.count;
       return withNext(bumped, done ? null : recurrenceOf(s).next(now), this.newId, now);
-    });
+    };
+    return this.change(id, opts, plan, { admitsJob: true });
   }
 
   /** Skips the pending occurrence: it is cancelled and the one after it written. */
@@ -259,6 +264,8 @@ export class SeriesOperations {
     id: string,
     opts: ScheduleChangeOptions,
     plan: (s: Schedule, now: number) => { schedule: Schedule; job: NewJob | null } | null,
+    /** The planned job is a new live one (not a replacement): ask the admission hook first. */
+    { admitsJob = false }: { admitsJob?: boolean } = {},
   ): Promise<ScheduleInfo> {
     if (opts.expectedVersion !== undefined) {
       optionalInteger(opts.expectedVersion, "expectedVersion", 0, Number.MAX_SAFE_INTEGER);
@@ -272,6 +279,9 @@ export class SeriesOperations {
       const now = this.clock.now();
       const planned = plan(s, now);
       if (planned === null) return this.info(s);
+      if (admitsJob && planned.job && this.admit) {
+        await this.admit({ tenant: planned.job.tenant, jobs: 1 });
+      }
       const r = await this.store.scheduleReplace({
         id,
         expectedNextJobId: s.nextJobId,

@@ -108,6 +108,27 @@ describe("per-tenant quotas (real HTTP on 127.0.0.1, real SQLite)", () => {
     expect((await t.api("GET", "/v1/schedules")).body.schedules).toHaveLength(0);
   });
 
+  it("holds a series' resume to the live-jobs quota: the occurrence it writes is a new live job", async () => {
+    t = await startTestService({ quotas: { maxLiveJobs: 2 } });
+    const daily = { cron: "0 9 * * *", timeZone: "UTC", target: FAR.target };
+    const created = await t.api("POST", "/v1/schedules", { body: daily });
+    const id = created.body.schedule.id as string;
+    expect((await t.api("POST", `/v1/schedules/${id}/pause`)).status).toBe(200);
+    expect((await t.api("POST", "/v1/jobs/batch", { body: { jobs: [FAR, FAR] } })).status).toBe(
+      201,
+    );
+    const over = await t.api("POST", `/v1/schedules/${id}/resume`);
+    expect(over.status).toBe(429);
+    expect(over.body.error).toMatchObject({
+      code: "quota-exceeded",
+      received: "2 live and 1 more",
+    });
+    // nothing written: still paused, no occurrence, the two jobs the only live ones
+    const after = await t.api("GET", `/v1/schedules/${id}`);
+    expect(after.body.schedule).toMatchObject({ state: "paused", nextJobId: null });
+    expect(await counts(t, t.acme.key)).toMatchObject({ pending: 2 });
+  });
+
   it("holds task.create over MCP to the same quota", async () => {
     t = await startTestService({ quotas: { maxLiveJobs: 1 } });
     expect((await t.api("POST", "/v1/jobs", { body: FAR })).status).toBe(201);
