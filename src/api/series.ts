@@ -297,10 +297,19 @@ export class SeriesOperations {
     }
   }
 
+  /**
+   * The series as its surfaces show it: the last occurrence's outcome, and `nextAt` the
+   * pending occurrence's due time as its job has it. The record keeps the occurrence's rule
+   * time (the claim steps the rule from it); a reschedule of the occurrence by its job id
+   * moves only the job, and the view shows when it will fire.
+   */
   private async info(s: Schedule): Promise<ScheduleInfo> {
-    if (s.lastJobId === null) return { ...s, lastOutcome: null };
-    const job = await this.store.jobGet({ id: s.lastJobId });
-    return { ...s, lastOutcome: job ? { jobId: job.id, status: job.status } : null };
+    const [last, next] = await Promise.all([
+      s.lastJobId === null ? null : this.store.jobGet({ id: s.lastJobId }),
+      s.nextJobId === null ? null : this.store.jobGet({ id: s.nextJobId }),
+    ]);
+    const nextAt = next?.status === "pending" ? next.dueAt : s.nextAt;
+    return { ...s, nextAt, lastOutcome: last ? { jobId: last.id, status: last.status } : null };
   }
 }
 

@@ -149,6 +149,27 @@ describeOnEveryStore("recurring series", (make) => {
     }
   });
 
+  it("the series shows its pending occurrence's time after the job is rescheduled by id", async () => {
+    const h = await make();
+    try {
+      const { schedule } = await h.scheduler.scheduleRecurring({
+        cron: "0 9 * * *",
+        timeZone: "UTC",
+        target: "t",
+      });
+      const moved = Date.UTC(2026, 2, 2, 9, 30);
+      await h.scheduler.reschedule(schedule.nextJobId!, moved);
+      expect(await h.scheduler.getSchedule(schedule.id)).toMatchObject({
+        nextJobId: schedule.nextJobId,
+        nextAt: moved,
+      });
+      const listed = await h.scheduler.listSchedules();
+      expect(listed.schedules.map((s) => s.nextAt)).toEqual([moved]);
+    } finally {
+      await h.close();
+    }
+  });
+
   it("misfire policies after downtime: fire-once, fire-all (bounded), skip; recorded", async () => {
     const h = await make();
     try {
