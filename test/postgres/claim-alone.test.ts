@@ -5,6 +5,7 @@ import type { NewJob } from "../../src/core/job.js";
 import { newSeriesRecord, withNext } from "../../src/core/series.js";
 import { shardFilter } from "../../src/stores/postgres/claim.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
+import { jobMaker } from "../support/jobs.js";
 import { freshSchema, usePostgresServer } from "../support/postgres-server.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
@@ -45,20 +46,9 @@ describe("postgres claim without a transaction", () => {
     await store.close();
   });
 
-  function job(over: Partial<NewJob> = {}): NewJob {
-    return {
-      id: newId(),
-      tenant: "a",
-      key: null,
-      dueAt: FIRST - 1000,
-      payload: null,
-      target: "t",
-      targetOptions: null,
-      maxAttempts: 3,
-      expireAfterMs: null,
-      ...over,
-    };
-  }
+  const makeJob = jobMaker(T0);
+  const job = (over: Partial<NewJob> = {}): NewJob =>
+    makeJob(FIRST - 1000, { tenant: "a", ...over });
 
   async function claim() {
     sent = [];
@@ -191,18 +181,8 @@ describe("postgres claim over every shard", () => {
   it("reads the due prefix by index on a fresh, unanalysed partition", async () => {
     const store = await PostgresStore.open({ url: server.url, schema: freshSchema("fresh") });
     try {
-      const newId = createIdGenerator(() => T0);
-      const jobs: NewJob[] = Array.from({ length: 20_000 }, () => ({
-        id: newId(),
-        tenant: "a",
-        key: null,
-        dueAt: FIRST - 1000,
-        payload: null,
-        target: "t",
-        targetOptions: null,
-        maxAttempts: 3,
-        expireAfterMs: null,
-      }));
+      const makeJob = jobMaker(T0);
+      const jobs = Array.from({ length: 20_000 }, () => makeJob(FIRST - 1000));
       for (let i = 0; i < jobs.length; i += 10_000)
         await store.jobsInsert({ jobs: jobs.slice(i, i + 10_000), now: T0 });
       const all = Array.from({ length: store.shardCount }, (_, i) => i);
