@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createScheduler } from "../../src/create-scheduler.js";
 import { startTestService, type TestService } from "../service/helpers.js";
-import { cli, cliJson, ensureBuilt, tempWorkspace } from "./helpers.js";
+import { cli, cliAll, cliJson, ensureBuilt, tempWorkspace } from "./helpers.js";
 
 /**
  * Tags and bulk operations on the CLI (issue 13 §2-§3): `add --tag`, `list --tag`, and
@@ -143,11 +143,11 @@ describe("bulk operations on a local database", () => {
       ],
       [["erase"], /^error: --tag: expected a filter/],
     ];
-    for (const [args, message] of refusals) {
-      const r = await cli([...args, ...db]);
-      expect(r.code, args.join(" ")).toBe(2);
-      expect(r.stderr, args.join(" ")).toMatch(message);
-    }
+    const runs = await cliAll(refusals.map(([args]) => [...args, ...db]));
+    refusals.forEach(([args, message], i) => {
+      expect(runs[i]!.code, args.join(" ")).toBe(2);
+      expect(runs[i]!.stderr, args.join(" ")).toMatch(message);
+    });
     // nothing was changed by any refusal: the other user:7 job is pending, no operation made
     expect((await jobsOf(ws.db, [user7[1]!]))[0]!.status).toBe("pending");
     const s = await createScheduler({ db: ws.db });

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { SCHEMAS } from "../../src/service/openapi-schemas.js";
-import { cli, cliJson, ensureBuilt, tempWorkspace, wallParts } from "./helpers.js";
+import { cli, cliAll, cliJson, ensureBuilt, tempWorkspace, wallParts } from "./helpers.js";
 
 interface JobJson {
   id: string;
@@ -274,20 +274,20 @@ describe("times as digits", () => {
       /^error: when: expected epoch milliseconds from 1973 on \(99999999999 is 1973-03-03T09:46:39\.999Z; epoch seconds\? then 99999999999000\)/,
     );
     // too small to be seconds of a later date: no seconds hint; 0 is no due time
-    for (const [args, field] of [
+    const refusals = [
       [["add", "900", "--target", "t"], "when"],
       [["add", "0", "--target", "t"], "when"],
       [["retry", "01J0000000000000000000000", "--at", "1796102111"], "--at"],
       [["reschedule", "01J0000000000000000000000", "1796102111"], "when"],
-    ] as const) {
-      const r = await cli([...args, "--db", ws.db]);
-      expect(r.code).toBe(2);
-      expect(r.stderr).toMatch(
+    ] as const;
+    const runs = await cliAll(refusals.map(([args]) => [...args, "--db", ws.db]));
+    refusals.forEach(([, field], i) => {
+      expect(runs[i]!.code).toBe(2);
+      expect(runs[i]!.stderr).toMatch(
         new RegExp(`^error: ${field}: expected epoch milliseconds from 1973 on`),
       );
-    }
-    const small = await cli(["add", "900", "--target", "t", "--db", ws.db]);
-    expect(small.stderr).not.toMatch(/epoch seconds/);
+    });
+    expect(runs[0]!.stderr).not.toMatch(/epoch seconds/); // add 900
   });
 });
 
@@ -302,21 +302,22 @@ describe("a mistyped --db", () => {
       ["reschedule", "01J0000000000000000000000", "in 1 hour"],
       ["retry", "01J0000000000000000000000"],
     ];
-    for (const args of commands) {
-      const r = await cli([...args, "--db", typo]);
-      expect(r.code).toBe(2);
-      expect(r.stderr).toBe(
+    const [fromEnv, prefixed, ...runs] = await Promise.all([
+      // the same path from DUETIME_DB, or a sqlite: prefix, is refused naming its source
+      cli(["list"], { env: { DUETIME_DB: typo } }),
+      cli(["stats", "--db", `sqlite:${typo}`]),
+      ...commands.map((args) => cli([...args, "--db", typo])),
+    ]);
+    commands.forEach((args, i) => {
+      expect(runs[i]!.code).toBe(2);
+      expect(runs[i]!.stderr).toBe(
         `error: --db: expected an existing database file (${args[0]} does not create one; add does), received ${JSON.stringify(typo)}\n`,
       );
-    }
-    expect(existsSync(typo)).toBe(false);
-    // the same path from DUETIME_DB, or a sqlite: prefix, is refused naming its source
-    const fromEnv = await cli(["list"], { env: { DUETIME_DB: typo } });
-    expect(fromEnv.code).toBe(2);
-    expect(fromEnv.stderr).toMatch(/^error: DUETIME_DB: expected an existing database file/);
-    const prefixed = await cli(["stats", "--db", `sqlite:${typo}`]);
-    expect(prefixed.code).toBe(2);
-    expect(prefixed.stderr).toMatch(/^error: --db: expected an existing database file/);
+    });
+    expect(fromEnv!.code).toBe(2);
+    expect(fromEnv!.stderr).toMatch(/^error: DUETIME_DB: expected an existing database file/);
+    expect(prefixed!.code).toBe(2);
+    expect(prefixed!.stderr).toMatch(/^error: --db: expected an existing database file/);
     expect(existsSync(typo)).toBe(false);
     // add creates it; then list reads it
     expect((await cli(["add", "in 1 hour", "--target", "t", "--db", typo])).code).toBe(0);

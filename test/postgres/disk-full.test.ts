@@ -10,7 +10,8 @@ import { freshSchema, usePostgresServer } from "../support/postgres-server.js";
 import { mountable, mountSmallDisk, type SmallDisk } from "../support/small-disk.js";
 import { jobMaker } from "./helpers.js";
 
-const server = usePostgresServer();
+// a tablespace on a small disk of its own: a server of its own too
+const server = usePostgresServer({ own: true });
 const T0 = Date.UTC(2026, 3, 10, 12);
 
 /**

@@ -12,7 +12,8 @@ import { freshSchema, usePostgresServer } from "../support/postgres-server.js";
  * given, so a ManualClock drives them against a real server, without sleeping. (Before, each
  * had its own setTimeout and Date.now: advancing a manual clock did nothing.)
  */
-const pg = usePostgresServer();
+// halts or restarts its server: one of its own, not its worker's shared one
+const pg = usePostgresServer({ own: true });
 const T0 = Date.UTC(2026, 5, 1, 8, 0, 0);
 const HB = 1000;
 const TTL = 3000;

@@ -14,7 +14,8 @@ const JOBS = Number(process.env.PG_CRASH_JOBS ?? 50_000);
 const WINDOW_MS = Number(process.env.PG_CRASH_WINDOW_MS ?? 20_000);
 
 // Registered first, so its stop runs after this file's own afterAll (hooks run as a stack).
-const pg = usePostgresServer();
+// halts or restarts its server: one of its own, not its worker's shared one
+const pg = usePostgresServer({ own: true });
 let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "duetime-pg-nodes-"));

@@ -6,7 +6,8 @@ import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
 import { trackCalls } from "../support/harness.js";
 import { freshSchema, usePostgresServer } from "../support/postgres-server.js";
 
-const pg = usePostgresServer();
+// halts or restarts its server: one of its own, not its worker's shared one
+const pg = usePostgresServer({ own: true });
 
 /** The loop failures a logger saw: which loop, when (the test's clock), and its retry delay. */
 function failureLog(clock: ManualClock) {

@@ -11,7 +11,8 @@ import { dropSchema, freshSchema, usePostgresServer } from "../support/postgres-
  * settler's retries are bounded by the stop timeout. Real PostgreSQL made to fail: a trigger
  * refusing the shard-lease DELETE, or the server stopped.
  */
-const pg = usePostgresServer();
+// halts or restarts its server: one of its own, not its worker's shared one
+const pg = usePostgresServer({ own: true });
 
 /** Every error in `err`: itself, an AggregateError's members, and their causes. */
 function errorsIn(err: unknown): Error[] {

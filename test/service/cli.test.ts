@@ -1,17 +1,18 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
+import { CLI, ROOT, ensureBuilt } from "../cli/helpers.js";
 import { tempDir } from "../support/temp-dir.js";
 import { startReceiver, type Receiver } from "./helpers.js";
 
 /**
- * The CLI as a user runs it (from source through tsx): `keys`, `serve` as a child process
+ * The CLI as a user runs it (the built dist/cli/main.js, as test/cli does: a start through
+ * tsx cost a second or more of transpiling per command): `keys`, `serve` as a child process
  * (SIGTERM drains in-flight deliveries and exits 0), and add/list/show/cancel/stats as
  * clients of the server with --url/--api-key or DUETIME_URL/DUETIME_KEY.
  */
-const ROOT = resolve(import.meta.dirname, "../..");
 const dir = tempDir("duetime-serve-cli-");
 const db = join(dir.path, "jobs.db");
 
@@ -30,7 +31,7 @@ function cli(
   return new Promise((done) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", "src/cli/main.ts", ...args],
+      [CLI, ...args],
       { cwd: ROOT, env: baseEnv(env), timeout: 30_000 },
       (err, stdout, stderr) =>
         done({ code: err ? (typeof err.code === "number" ? err.code : -1) : 0, stdout, stderr }),
@@ -47,6 +48,7 @@ let serverOut = "";
 let exited: Promise<number | null>;
 
 beforeAll(async () => {
+  await ensureBuilt();
   rx = await startReceiver((r) => ({ status: 200, delayMs: r.url.includes("slow") ? 1500 : 0 }));
   const created = await cli(["keys", "create", "--tenant", "acme", "--db", db, "--json"]);
   expect(created.code, created.stderr).toBe(0);
@@ -57,9 +59,7 @@ beforeAll(async () => {
   server = spawn(
     process.execPath,
     [
-      "--import",
-      "tsx",
-      "src/cli/main.ts",
+      CLI,
       "serve",
       "--db",
       db,
@@ -129,12 +129,16 @@ describe("duetime serve: the edge flags", () => {
       [["--trust-proxy", "proxy.internal"], /trustProxy: expected IP addresses or CIDR/],
       [["--request-timeout", "1000", "--headers-timeout", "5000"], /--headers-timeout/],
     ];
-    for (const [flags, message] of cases) {
-      const r = await cli(["serve", "--db", bad, "--port", "0", ...flags]);
+    // independent refusals: one process each, side by side
+    const runs = await Promise.all(
+      cases.map(([flags]) => cli(["serve", "--db", bad, "--port", "0", ...flags])),
+    );
+    cases.forEach(([, message], i) => {
+      const r = runs[i]!;
       expect(r.code, r.stdout).not.toBe(0);
       expect(r.stderr).toMatch(message);
       expect(r.stdout).not.toContain("listening");
-    }
+    });
     expect(existsSync(bad)).toBe(false);
   });
 });
@@ -151,13 +155,16 @@ describe("duetime keys", () => {
 
 describe("the CLI as a client of duetime serve", () => {
   it("refuses --tenant with --url on every command that takes it (the API key decides)", async () => {
-    for (const args of [["list"], ["stats"], ["show", "01X"], ["cancel", "01X"]]) {
-      const r = await cli([...args, "--url", url, "--api-key", key, "--tenant", "t"]);
-      expect(r.code, args.join(" ")).toBe(2);
-      expect(r.stderr).toContain(
+    const commands = [["list"], ["stats"], ["show", "01X"], ["cancel", "01X"]];
+    const runs = await Promise.all(
+      commands.map((args) => cli([...args, "--url", url, "--api-key", key, "--tenant", "t"])),
+    );
+    commands.forEach((args, i) => {
+      expect(runs[i]!.code, args.join(" ")).toBe(2);
+      expect(runs[i]!.stderr).toContain(
         '--tenant: expected no --tenant with --url (the API key decides), received "t"',
       );
-    }
+    });
   });
 
   it("add, show, list, cancel and stats over HTTP with the same exit codes", async () => {
@@ -186,20 +193,23 @@ describe("the CLI as a client of duetime serve", () => {
 
     // The environment variables do the same as the flags.
     const env = { DUETIME_URL: url, DUETIME_KEY: key };
-    const show = await cli(["show", id], env);
+    // reads of the one pending job, side by side
+    const [show, list, stats, statsText] = await Promise.all([
+      cli(["show", id], env),
+      cli(["list", "--status", "pending"], env),
+      cli(["stats", "--json"], env),
+      cli(["stats"], env),
+    ]);
     expect(show.code, show.stderr).toBe(0);
     expect(show.stdout).toMatch(new RegExp(`id\\s+${id}`));
     expect(show.stdout).toMatch(/status\s+pending/);
 
-    const list = await cli(["list", "--status", "pending"], env);
     expect(list.code).toBe(0);
     expect(list.stdout).toContain(id);
     expect(list.stdout).toContain("(1 job, last page)");
 
-    const stats = await cli(["stats", "--json"], env);
     expect(stats.code).toBe(0);
     expect(JSON.parse(stats.stdout).counts.pending).toBe(1);
-    const statsText = await cli(["stats"], env);
     expect(statsText.stdout).toContain("jobs by state");
     expect(statsText.stdout).toMatch(/^succeeded in the last 60 min: 0$/m);
 
@@ -207,13 +217,14 @@ describe("the CLI as a client of duetime serve", () => {
     const again = await cli(["cancel", id], env);
     expect(again.code).toBe(4);
     expect(again.stdout).toContain("too-late");
-    const missing = await cli(["show", "01ARZ3NDEKTSV4RRFFQ69G5FAV"], env);
+    const [missing, bad, badKey] = await Promise.all([
+      cli(["show", "01ARZ3NDEKTSV4RRFFQ69G5FAV"], env),
+      cli(["add", "when pigs fly", "--target", rx.url], env),
+      cli(["list"], { DUETIME_URL: url, DUETIME_KEY: "dtk_wrong" }),
+    ]);
     expect(missing.code).toBe(3);
-
-    const bad = await cli(["add", "when pigs fly", "--target", rx.url], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^error: when: expected/m);
-    const badKey = await cli(["list"], { DUETIME_URL: url, DUETIME_KEY: "dtk_wrong" });
     expect(badKey.code).toBe(1);
     expect(badKey.stderr).toContain("HTTP 401");
   });

@@ -9,7 +9,8 @@ import { startReceiver, startTestService, waitForJob, type TestService } from ".
  * their last error showing the database's address as the webhook's). An unavailable
  * database is not a delivery attempt.
  */
-const pg = usePostgresServer();
+// halts or restarts its server: one of its own, not its worker's shared one
+const pg = usePostgresServer({ own: true });
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 
 describe("a database outage during delivery (real PostgreSQL, stopped and started)", () => {

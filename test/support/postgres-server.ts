@@ -9,8 +9,13 @@
  *   (fsync, synchronous_commit) because the data dies with the test. As root, the server
  *   runs as the `postgres` user (PostgreSQL refuses to run as root).
  *
- * Every test isolates itself with `freshSchema()` (a new schema per test), so one server
- * per test file is enough.
+ * Every test isolates itself with `freshSchema()` (a new schema per test), so under vitest
+ * each worker's files share one server: test/support/postgres-global.ts (the config's
+ * globalSetup) starts them while the first files load, and `startPostgres()` hands out the
+ * calling worker's.
+ * A file that stops, restarts or reconfigures its server asks for one of its own
+ * (`{ own: true }`, or `settings`). Starting a server per file cost about 1-2 s of CPU each
+ * (the template's copy, the postmaster's start and stop), some 35 times a run.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import {
@@ -26,7 +31,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 
 export interface PostgresServer {
   /** Connection URL (postgres://...@127.0.0.1:port/db). */
@@ -85,19 +90,71 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
   }
 }
 
-export async function startPostgres(
-  options: { settings?: Record<string, string> } = {},
-): Promise<PostgresServer> {
+export interface StartPostgresOptions {
+  /** Server settings beyond throwawaySettings(): a server of its own is started. */
+  readonly settings?: Record<string, string>;
+  /**
+   * A server of this caller's own (it may stop, halt or restart it), not its worker's
+   * shared one. PG_URL still wins: such tests check `owned` and skip what they cannot do.
+   */
+  readonly own?: boolean;
+}
+
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<PostgresServer> {
   const given = process.env.PG_URL;
   if (given) {
     const host = new URL(given).hostname;
     if (host !== "127.0.0.1" && host !== "localhost" && host !== "::1" && host !== "[::1]") {
       throw new Error(`PG_URL must point at 127.0.0.1 or localhost, got host ${host}`);
     }
-    const none = async (): Promise<void> => {};
-    return { url: given, owned: false, stop: none, restart: none, halt: none, resume: none };
+    return notOwned(given);
+  }
+  const shared = options.own || options.settings ? null : sharedServerUrl();
+  if (shared) {
+    await waitReachable(shared);
+    return notOwned(shared);
   }
   return startLocalServer(options.settings ?? {});
+}
+
+/** A server someone else started and stops: stop, restart, halt and resume do nothing. */
+function notOwned(url: string): PostgresServer {
+  const none = async (): Promise<void> => {};
+  return { url, owned: false, stop: none, restart: none, halt: none, resume: none };
+}
+
+/** This vitest worker's shared server (postgres-global.ts), if one was started for it. */
+function sharedServerUrl(): string | null {
+  if (!process.env.VITEST) return null; // a benchmark or script: a server of its own
+  let urls: string[];
+  try {
+    urls = inject("sharedPostgresUrls");
+  } catch {
+    return null; // a vitest config without the globalSetup
+  }
+  const worker = Number(process.env.VITEST_POOL_ID ?? "1");
+  return urls.length === 0 ? null : (urls[(Math.max(1, worker) - 1) % urls.length] ?? null);
+}
+
+/** Resolves once `url` answers (the shared server starts while the first files load). */
+async function waitReachable(url: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch (err) {
+      await client.end().catch(() => {});
+      if (Date.now() > deadline) {
+        throw new Error(`the run's shared PostgreSQL server (${url}) did not answer in 60 s`, {
+          cause: err,
+        });
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 }
 
 export function findBinDir(): string {
@@ -355,14 +412,17 @@ async function waitReady(url: string, proc: ChildProcess, stderr: () => string):
 }
 
 /**
- * One throwaway server for the calling test file: started before its tests; the schemas the
- * file created are dropped and the server stopped after them. Call at the top level of a
- * test file; `url` and `server` read the running server.
+ * The calling test file's server (the run's shared one, or with `own` one of the file's own):
+ * got before its tests; the schemas the file created are dropped and a server of its own
+ * stopped after them. Call at the top level of a test file; `url` and `server` read it.
  */
-export function usePostgresServer(): { readonly url: string; readonly server: PostgresServer } {
+export function usePostgresServer(options: StartPostgresOptions = {}): {
+  readonly url: string;
+  readonly server: PostgresServer;
+} {
   let running: PostgresServer | undefined;
   beforeAll(async () => {
-    running = await startPostgres();
+    running = await startPostgres(options);
   });
   afterAll(async () => {
     if (!running) return;
