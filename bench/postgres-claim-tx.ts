@@ -5,7 +5,7 @@ import type { PostgresStore } from "../src/stores/postgres/postgres-store.js";
 import { byDue, rowToJob, type JobRow } from "../src/stores/postgres/rows.js";
 import { fmt, ratio, type BenchResult } from "./lib/report.js";
 import { median } from "./lib/stats.js";
-import { benchStore, dropStore, jobFactory, type PgSizes } from "./postgres-common.js";
+import { benchStore, claimDueAt, dropStore, jobFactory, type PgSizes } from "./postgres-common.js";
 
 /**
  * What the PostgreSQL claim's transaction costs (issue 12 §3): the claim and the series step
@@ -142,12 +142,5 @@ async function claimWay(store: PostgresStore, mode: Mode, t: number): Promise<nu
     );
     return jobs.length;
   }
-  const jobs = await store.jobsClaimDue({
-    now: t,
-    dueBefore: t,
-    limit: 500,
-    leaseMs: 30_000,
-    owner: "bench",
-  });
-  return jobs.length;
+  return claimDueAt(store, t);
 }

@@ -315,3 +315,15 @@ function statOf(pid: number): {
   const n = (i: number) => Number(f[i - 3]);
   return { ppid: n(4), utime: n(14), stime: n(15), cutime: n(16), cstime: n(17) };
 }
+
+/** The store's claim of the jobs due at `t`, as the engine's watcher makes it (batch 500, lease 30 s): how many it took. */
+export async function claimDueAt(store: PostgresStore, t: number): Promise<number> {
+  const jobs = await store.jobsClaimDue({
+    now: t,
+    dueBefore: t,
+    limit: 500,
+    leaseMs: 30_000,
+    owner: "bench",
+  });
+  return jobs.length;
+}

@@ -13,6 +13,7 @@ import { pgChurn } from "./postgres-churn.js";
 import { pgClaimCost } from "./postgres-claim-cost.js";
 import { pgClaimTx } from "./postgres-claim-tx.js";
 import { pgIdle } from "./postgres-idle.js";
+import { pgPauseCost } from "./postgres-pause-cost.js";
 import { pgPrecision } from "./postgres-precision.js";
 import { pgDispatch } from "./postgres-dispatch.js";
 import pg from "pg";
@@ -25,6 +26,7 @@ const BENCHMARKS: Readonly<Record<string, (s: PgSizes) => Promise<BenchResult>>>
   precision: pgPrecision,
   dispatch: pgDispatch,
   idle: pgIdle,
+  "pause-cost": pgPauseCost,
 };
 
 async function main(): Promise<number> {
