@@ -1,17 +1,19 @@
 import type { Clock } from "../core/clock.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
-import type { LoopGroup } from "../core/loop.js";
-import { PeriodicTask } from "../core/periodic-task.js";
+import { ServiceLoop, type LoopGroup } from "../core/loop.js";
 
 /** Longest a pass spends on one kind of row, in ms: it never competes with firing for long. */
 const PASS_BUDGET_MS = 500;
 
 /**
  * Removes history (succeeded, dead, cancelled, expired jobs) older than `retentionMs` and
- * change feed rows older than `changeRetentionMs`, in bulk batches, time-boxed per pass.
+ * change feed rows older than `changeRetentionMs`, in bulk batches, time-boxed per pass: a
+ * pass every `intervalMs`, the first at start().
  */
-export class Retention extends PeriodicTask<number> {
+export class Retention {
+  private readonly loop: ServiceLoop;
+
   constructor(
     private readonly d: {
       readonly store: Store;
@@ -25,17 +27,29 @@ export class Retention extends PeriodicTask<number> {
       readonly loops?: LoopGroup;
     },
   ) {
-    super({
+    this.loop = new ServiceLoop({
       name: "retention",
       clock: d.clock,
       logger: d.logger,
-      intervalMs: d.intervalMs,
-      group: d.loops,
+      ...(d.loops === undefined ? {} : { group: d.loops }),
+      pass: async () => {
+        await this.runOnce();
+        return this.d.intervalMs;
+      },
     });
   }
 
+  /** Starts the passes, the first at once. */
+  start(): void {
+    this.loop.start(0);
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
   /** Purges one time-boxed pass of each; returns how many jobs were removed. */
-  override async runOnce(): Promise<number> {
+  async runOnce(): Promise<number> {
     const before = this.d.clock.now() - this.d.retentionMs;
     const removed = await this.batches((limit) => this.d.store.historyPurge({ before, limit }));
     if (removed > 0) this.d.logger.info({ removed }, "retention removed finished jobs");
