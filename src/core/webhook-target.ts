@@ -116,6 +116,19 @@ function isInternalHost(url: URL): boolean {
 }
 
 /** Checks webhook headers alone (a change of headers keeping the stored target). */
+/**
+ * The callback URL check of a surface that delivers webhooks (HTTP, MCP): each URL under the
+ * webhook target's own policy, so a private address is refused with the target's message.
+ * The argument of optionalCallbacks (core/callbacks.ts).
+ */
+export function callbackUrlPolicy(allowPrivateTargets: boolean) {
+  return (value: unknown, field: string): string =>
+    checkWebhookTarget(
+      { target: value },
+      { allowPrivateTargets, fields: { target: field, headers: field } },
+    ).target;
+}
+
 export function checkHeaders(value: unknown, field: string): Record<string, string> {
   if (!isObject(value)) {
     throw new InvalidJobError(field, "an object of header names to string values", value);

@@ -128,6 +128,30 @@ export const createTaskInput = strict({
         `"campaign:spring": at most ${MAX_TAGS}, each 1 to ${MAX_TAG_LENGTH} printable ` +
         "characters without spaces, none repeated. One-shot tasks only.",
     ),
+  callbacks: z
+    .strictObject(
+      {
+        onSuccess: text("callbacks.onSuccess", 2048).optional(),
+        onFailure: text("callbacks.onFailure", 2048).optional(),
+        onDead: text("callbacks.onDead", 2048).optional(),
+      },
+      {
+        error: (issue: Issue) =>
+          issue.code === "unrecognized_keys"
+            ? `${(issue.keys ?? []).map((k) => `callbacks.${k}`).join(", ")}: expected no such field (known fields: onSuccess, onFailure, onDead), received a value`
+            : invalidText(
+                "callbacks",
+                "an object of onSuccess, onFailure and onDead URLs",
+                issue.input,
+              ),
+      },
+    )
+    .optional()
+    .describe(
+      "http(s) URLs POSTed (signed, retried like webhooks) when an attempt settles: onSuccess " +
+        "(it succeeded), onFailure (it failed and will be retried), onDead (no attempts left). " +
+        "Held to the webhook_url address rules. One-shot tasks only.",
+    ),
   max_attempts: integer("max_attempts", 1, 1000)
     .optional()
     .describe("Attempts before the task is dead (webhook failures are retried). Default 3."),

@@ -1,6 +1,8 @@
 import type { Scheduler } from "../api/scheduler.js";
 import { InvalidJobError } from "../core/errors.js";
-import { checkWebhookTarget } from "../core/webhook-target.js";
+import { optionalCallbacks } from "../core/callbacks.js";
+import type { JobCallbacks } from "../core/job.js";
+import { callbackUrlPolicy, checkWebhookTarget } from "../core/webhook-target.js";
 import { REMINDER_TARGET } from "./reminders.js";
 
 /**
@@ -49,4 +51,21 @@ export function webhookTarget(
     target: checked.target,
     options: checked.headers === null ? null : { headers: checked.headers },
   };
+}
+
+/**
+ * task.create's `callbacks`, checked as POST /v1/jobs checks them (optionalCallbacks under
+ * the webhook target policy). They are webhook deliveries, so a server that cannot deliver
+ * webhooks refuses them as it refuses webhook_url.
+ */
+export function outcomeCallbacks(ctx: ToolContext, value: unknown): JobCallbacks | undefined {
+  if (value !== undefined && !ctx.webhooks) {
+    throw new InvalidJobError(
+      "callbacks",
+      "no callbacks: this server fires reminders only and cannot deliver webhooks " +
+        "(connect to `duetime serve` at /mcp, or run `duetime mcp --no-fire` beside it)",
+      value,
+    );
+  }
+  return optionalCallbacks(value, "", callbackUrlPolicy(ctx.allowPrivateTargets));
 }

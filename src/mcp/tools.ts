@@ -21,7 +21,7 @@ import {
 } from "./series-tools.js";
 import { seriesLine, seriesView } from "./series-view.js";
 import { statusLine, taskView, type TaskPayload } from "./task-view.js";
-import { webhookTarget, type ToolContext } from "./tool-context.js";
+import { outcomeCallbacks, webhookTarget, type ToolContext } from "./tool-context.js";
 
 /**
  * The bodies of the task tools. A recurring series' id is accepted wherever a task id is:
@@ -33,6 +33,7 @@ export async function createTask(
   args: z.infer<typeof createTaskInput>,
 ): Promise<CallToolResult> {
   const target = webhookTarget(ctx, args.webhook_url, args.webhook_headers);
+  const callbacks = outcomeCallbacks(ctx, args.callbacks);
   const payload: TaskPayload = {
     description: args.description,
     ...(args.timezone === undefined ? {} : { timezone: args.timezone }),
@@ -46,6 +47,13 @@ export async function createTask(
         args.tags,
       );
     }
+    if (args.callbacks !== undefined) {
+      throw new InvalidJobError(
+        "callbacks",
+        "no callbacks with recurrence (a series' occurrences carry none)",
+        args.callbacks,
+      );
+    }
     const template = { ...target, payload: payload as unknown as JsonValue };
     return createSeries(ctx, { ...args, recurrence: args.recurrence }, template);
   }
@@ -57,6 +65,7 @@ export async function createTask(
       targetOptions: target.options,
       payload: payload as unknown as JsonValue,
       ...(args.tags === undefined ? {} : { tags: args.tags }),
+      ...(callbacks === undefined ? {} : { callbacks }),
       ...(args.idempotency_key === undefined ? {} : { key: args.idempotency_key }),
       ...(args.key_mode === undefined ? {} : { keyMode: args.key_mode }),
       ...(args.max_wait_ms === undefined ? {} : { maxWaitMs: args.max_wait_ms }),

@@ -1,6 +1,6 @@
 import type { ScheduleInput } from "../core/schedule-input.js";
 import { rejectUnknownFields, requireObject } from "../core/validate.js";
-import { checkWebhookTarget } from "../core/webhook-target.js";
+import { callbackUrlPolicy, checkWebhookTarget } from "../core/webhook-target.js";
 import { optionalCallbacks } from "../core/callbacks.js";
 
 export { jobView, type JobView } from "../api/job-view.js";
@@ -53,11 +53,7 @@ export function toScheduleInput(raw: unknown, ctx: JobInputContext): ScheduleInp
   const callbacks = optionalCallbacks(
     body.callbacks,
     p,
-    (value, field) =>
-      checkWebhookTarget(
-        { target: value },
-        { allowPrivateTargets: ctx.allowPrivateTargets, fields: { target: field, headers: field } },
-      ).target,
+    callbackUrlPolicy(ctx.allowPrivateTargets),
   );
   const rest = { ...body };
   delete rest.headers;

@@ -115,6 +115,41 @@ describe("duetime add", () => {
     });
   });
 
+  it("stores --on-success, --on-failure and --on-dead as the job's callbacks; a bad URL stores nothing", async () => {
+    const { body } = await add(
+      "in 1 hour",
+      "--on-success",
+      "https://example.com/ok",
+      "--on-failure",
+      "https://example.com/retrying",
+      "--on-dead",
+      "https://example.com/dead",
+    );
+    expect(body.job).toMatchObject({
+      callbacks: {
+        onSuccess: "https://example.com/ok",
+        onFailure: "https://example.com/retrying",
+        onDead: "https://example.com/dead",
+      },
+    });
+    const bad = await cli([
+      "add",
+      "in 1 hour",
+      "--db",
+      ws.db,
+      "--target",
+      "remind",
+      "--on-dead",
+      "ftp://x.example/",
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(
+      /^error: --on-dead: expected an http\(s\) URL .*received "ftp:\/\/x\.example\/"/,
+    );
+    const list = await cliJson<{ jobs: unknown[] }>(["list", "--db", ws.db]);
+    expect(list.body.jobs).toHaveLength(1);
+  });
+
   it("returns the existing job when the idempotency key is live", async () => {
     const first = await add("in 1 hour", "--key", "same");
     const second = await add("in 3 hours", "--key", "same");

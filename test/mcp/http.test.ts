@@ -220,6 +220,50 @@ describe("MCP over streamable HTTP", () => {
     );
   });
 
+  it("task.create takes onSuccess/onFailure/onDead callbacks under the webhook address rules", async () => {
+    const a = await connect("key-a");
+    const task = await callTask(a, "task.create", {
+      description: "renewal",
+      scheduled_at: "in 1h",
+      webhook_url: "https://example.com/hooks/renew",
+      callbacks: { onSuccess: "https://example.com/ok", onDead: "https://example.com/dead" },
+    });
+    expect((await h.scheduler.get(task.id))!.callbacks).toEqual({
+      onSuccess: "https://example.com/ok",
+      onDead: "https://example.com/dead",
+    });
+    const before = (await h.scheduler.list({ tenant: "tenant-a", limit: 100 })).jobs.length;
+    const privateUrl = await call(a, "task.create", {
+      description: "x",
+      scheduled_at: "in 1h",
+      callbacks: { onFailure: "http://10.0.0.1/fail" },
+    });
+    expect(privateUrl.isError).toBe(true);
+    expect(privateUrl.text).toBe(
+      "callbacks.onFailure: expected a URL of a public host (private, loopback, link-local and " +
+        'other internal addresses are refused), received "http://10.0.0.1/fail"',
+    );
+    const notUrl = await call(a, "task.create", {
+      description: "x",
+      scheduled_at: "in 1h",
+      callbacks: { onDead: "ftp://example.com/x" },
+    });
+    expect(notUrl.text).toMatch(/^callbacks\.onDead: expected an http\(s\) URL/);
+    const unknown = await call(a, "task.create", {
+      description: "x",
+      scheduled_at: "in 1h",
+      callbacks: { onDone: "https://example.com/x" },
+    });
+    expect(unknown.text).toMatch(/callbacks\.onDone: expected no such field/);
+    const series = await call(a, "task.create", {
+      description: "x",
+      recurrence: "every day at 9:00",
+      callbacks: { onDead: "https://example.com/dead" },
+    });
+    expect(series.text).toMatch(/^callbacks: expected no callbacks with recurrence/);
+    expect((await h.scheduler.list({ tenant: "tenant-a", limit: 100 })).jobs).toHaveLength(before);
+  });
+
   it("reschedules on the scheduler's clock with the version check", async () => {
     const a = await connect("key-a");
     const task = await callTask(a, "task.create", {

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { jobView } from "../../api/job-view.js";
 import type { KeyMode, ScheduleInput } from "../../index.js";
+import type { JobCallbacks } from "../../core/job.js";
 import type { Job as JobView } from "../../client/index.js";
 import { InvalidJobError } from "../../core/errors.js";
 import { EXIT } from "../errors.js";
@@ -30,6 +31,9 @@ interface AddOptions {
   expireAfter?: string;
   header?: string[];
   tag?: string[];
+  onSuccess?: string;
+  onFailure?: string;
+  onDead?: string;
   json?: boolean;
 }
 
@@ -61,6 +65,9 @@ export function registerAdd(program: Command): void {
       "a tag to find and act on the job by, e.g. user:42 (repeatable)",
       collect,
     )
+    .option("--on-success <url>", "callback URL POSTed when the job succeeds")
+    .option("--on-failure <url>", "callback URL POSTed after each failed attempt that is retried")
+    .option("--on-dead <url>", "callback URL POSTed when the job is dead (no attempts left)")
     .option("--max-attempts <n>", "attempts before the job is dead")
     .option("--expire-after <ms>", "expire instead of firing when claimed this late (ms)")
     .option("--header <name:value>", "webhook header (with --url; repeatable)", collect)
@@ -72,6 +79,7 @@ Examples:
   duetime add "in 10 minutes" --target remind --payload '{"user":42}'
   duetime add "tomorrow 9am" --tz Europe/Paris --target wake --key wake-42
   duetime add "in 1 hour" --target remind --tag user:42 --tag campaign:spring
+  duetime add "in 1 day" --target https://example.com/hook --on-dead https://example.com/alert --url http://127.0.0.1:8080
   duetime add "in 30 seconds" --target flush --key user:42 --key-mode debounce --max-wait 120000
   duetime add 2026-12-01T09:00:00+01:00 --target report
   duetime add 2026-12-03T10:00 --tz Europe/Paris --target report   (a wall time in --tz)
@@ -98,6 +106,7 @@ Examples:
             ...(o.key === undefined ? {} : { key: o.key }),
             ...keyModeFields(o),
             ...(o.tag === undefined ? {} : { tags: o.tag }),
+            ...callbackFields(o),
             ...(o.header === undefined ? {} : { headers: parseHeaders(o.header) }),
             ...(o.maxAttempts === undefined
               ? {}
@@ -148,6 +157,7 @@ Examples:
           ...(o.key === undefined ? {} : { key: o.key }),
           ...keyModeFields(o),
           ...(o.tag === undefined ? {} : { tags: o.tag }),
+          ...callbackFields(o),
           ...(o.tenant === undefined ? {} : { tenant: o.tenant }),
           ...(o.maxAttempts === undefined
             ? {}
@@ -190,6 +200,19 @@ function keyModeFields(o: AddOptions): { keyMode?: KeyMode; maxWaitMs?: number }
       ? {}
       : { maxWaitMs: parseIntFlag(o.maxWait, "--max-wait", 0, 2 ** 52)! }),
   };
+}
+
+/**
+ * --on-success, --on-failure and --on-dead as the library's `callbacks` (checked there, or
+ * by the server under its webhook address policy with --url).
+ */
+function callbackFields(o: AddOptions): { callbacks?: JobCallbacks } {
+  const callbacks = {
+    ...(o.onSuccess === undefined ? {} : { onSuccess: o.onSuccess }),
+    ...(o.onFailure === undefined ? {} : { onFailure: o.onFailure }),
+    ...(o.onDead === undefined ? {} : { onDead: o.onDead }),
+  };
+  return Object.keys(callbacks).length === 0 ? {} : { callbacks };
 }
 
 function outcomeText(outcome: string, id: string, key: string | null): string {
