@@ -41,6 +41,7 @@ describe("duetime mcp over stdio", () => {
       { type?: string; description?: string }
     >;
     expect(Object.keys(props).sort()).toEqual([
+      "callbacks",
       "description",
       "expire_after_ms",
       "idempotency_key",
