@@ -188,6 +188,7 @@ export class Engine {
       idleMs: o.operationIdleMs,
       loops: this.loops,
       ...(deps.onOperationProgress === undefined ? {} : { onProgress: deps.onOperationProgress }),
+      onMoved: (dueAt) => this.wakeFor(dueAt),
     });
     this.pauseKeeper = this.store.pauses
       ? new PauseKeeper({

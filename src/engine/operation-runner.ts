@@ -34,6 +34,11 @@ export interface OperationRunnerDeps {
   readonly loops?: LoopGroup;
   /** Each record after a batch (progress events). */
   readonly onProgress?: (op: Operation) => void;
+  /**
+   * A batch may have made jobs due as early as `dueAt` (movedDueAt): the node's watcher
+   * planned its sleep before they moved. Default: nothing.
+   */
+  readonly onMoved?: (dueAt: number) => void;
 }
 
 /**
@@ -82,12 +87,15 @@ export class OperationRunner {
     for (const op of active.reverse()) {
       const limit = this.limits.get(op.id) ?? Math.min(MIN_BATCH, this.d.batchSize);
       const started = performance.now();
-      const step = this.d.store.operationStep({ id: op.id, now: this.d.clock.now(), limit });
+      const now = this.d.clock.now();
+      const step = this.d.store.operationStep({ id: op.id, now, limit });
       const heldMs = performance.now() - started;
       const r = await step;
       this.limits.delete(op.id);
       if (!r) continue;
       this.d.onProgress?.(r.operation);
+      const moved = r.operation.changed > op.changed ? movedDueAt(r.operation, now) : null;
+      if (moved !== null) this.d.onMoved?.(moved);
       if (r.operation.state === "queued" || r.operation.state === "running") {
         left++;
         this.limits.set(op.id, nextBatch(limit, r.scanned, heldMs, this.d.batchSize));
@@ -102,4 +110,16 @@ export function nextBatch(limit: number, scanned: number, heldMs: number, max: n
   if (scanned === 0 || heldMs <= 0) return limit;
   const fits = Math.floor((HOLD_BUDGET_MS * scanned) / heldMs);
   return Math.max(Math.min(MIN_BATCH, max), Math.min(max, 2 * limit, fits));
+}
+
+/**
+ * The earliest due time a batch of `op` can have given a job: a retry's (now, unless it
+ * names a time), a reschedule's time, or now for a shift earlier (a watcher pass then reads
+ * the real next due time). Null when it can only have moved jobs later or finished them.
+ */
+export function movedDueAt(op: Operation, now: number): number | null {
+  if (op.kind === "retry") return op.params.dueAt ?? now;
+  if (op.kind !== "reschedule") return null;
+  if (op.params.dueAt !== undefined) return op.params.dueAt;
+  return (op.params.shiftMs ?? 0) < 0 ? now : null;
 }
