@@ -153,6 +153,25 @@ async function makePostgres(opts: HarnessOptions = {}): Promise<Harness> {
  */
 export function trackCalls(store: object): () => Promise<void> {
   const inFlight = new Set<Promise<unknown>>();
+  wrapCalls(store, inFlight);
+  // the store's pause member (PauseStore): its keeper's passes are store calls too
+  const pauses = (store as { pauses?: unknown }).pauses;
+  if (pauses && typeof pauses === "object") wrapCalls(pauses, inFlight);
+  return async () => {
+    for (let quiet = 0; quiet < 2;) {
+      await settle();
+      if (inFlight.size === 0) {
+        quiet++;
+      } else {
+        quiet = 0;
+        await Promise.allSettled([...inFlight]);
+      }
+    }
+  };
+}
+
+/** Wraps each method of `store`'s classes on the instance, adding its pending promises to `inFlight`. */
+function wrapCalls(store: object, inFlight: Set<Promise<unknown>>): void {
   const target = store as Record<string, unknown>;
   for (let proto = Object.getPrototypeOf(store); proto && proto !== Object.prototype;) {
     for (const name of Object.getOwnPropertyNames(proto)) {
@@ -171,17 +190,6 @@ export function trackCalls(store: object): () => Promise<void> {
     }
     proto = Object.getPrototypeOf(proto);
   }
-  return async () => {
-    for (let quiet = 0; quiet < 2;) {
-      await settle();
-      if (inFlight.size === 0) {
-        quiet++;
-      } else {
-        quiet = 0;
-        await Promise.allSettled([...inFlight]);
-      }
-    }
-  };
 }
 
 /** Records every event of the given kinds, in order. */
