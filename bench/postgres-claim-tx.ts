@@ -1,9 +1,10 @@
 import type { NewJob } from "../src/core/job.js";
-import { newSeriesRecord, occurrenceJob, type Schedule } from "../src/core/series.js";
+import { occurrenceJob, type Schedule } from "../src/core/series.js";
 import { inTransaction } from "../src/stores/postgres/connection.js";
 import type { PostgresStore } from "../src/stores/postgres/postgres-store.js";
 import { byDue, rowToJob, type JobRow } from "../src/stores/postgres/rows.js";
 import { fmt, ratio, type BenchResult } from "./lib/report.js";
+import { dailySeries } from "../test/support/series.js";
 import { median } from "./lib/stats.js";
 import { benchStore, claimDueAt, dropStore, jobFactory, type PgSizes } from "./postgres-common.js";
 
@@ -92,41 +93,13 @@ async function writeDue(
   }
   for (let i = 0; i < DUE; i++) {
     const job = make(t - 1000 + i);
-    const s = dailySeries(job.id + "s", t);
+    const s = dailySeries(job.id + "s", t, { tenant: "default", template: { target: "noop" } });
     const key = "2026-01-01T09:00:00";
     const o = { at: job.dueAt, nominal: key, key, mapping: "exact" as const };
     const occurrence = occurrenceJob(s, o, job.id);
     const schedule: Schedule = { ...s, nextJobId: job.id, nextAt: job.dueAt, nextNominal: key };
     await store.schedulesInsert({ schedule, job: occurrence, now: t });
   }
-}
-
-function dailySeries(id: string, now: number): Schedule {
-  return newSeriesRecord(
-    {
-      id,
-      tenant: "default",
-      key: null,
-      rule: { cron: "0 0 9 * * *" },
-      timeZone: "UTC",
-      gap: "shift",
-      overlap: "first",
-      misfire: "fire-once",
-      misfireLimit: 100,
-      misfireToleranceMs: 60_000,
-      startAt: null,
-      endAt: null,
-      count: null,
-      template: {
-        target: "noop",
-        payload: { n: 1 },
-        targetOptions: null,
-        maxAttempts: 3,
-        expireAfterMs: null,
-      },
-    },
-    now,
-  );
 }
 
 async function claimWay(store: PostgresStore, mode: Mode, t: number): Promise<number> {

@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createIdGenerator } from "../../src/core/ids.js";
 import type { NewJob } from "../../src/core/job.js";
-import { newSeriesRecord, withNext, type Schedule } from "../../src/core/series.js";
+import { withNext, type Schedule } from "../../src/core/series.js";
 import type { Store } from "../../src/store/store.js";
+import { dailySeries, utcOccurrence, type SeriesOverrides } from "../support/series.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const DAY = 86_400_000;
@@ -28,40 +29,11 @@ export function describeSeriesContract(name: string, makeStore: () => Promise<St
       await store.close();
     });
 
-    function series(over: Partial<Schedule> = {}): Schedule {
-      const def = {
-        id: newId(),
-        tenant: "owner",
-        key: null,
-        rule: { cron: "0 9 * * *" },
-        timeZone: "UTC",
-        gap: "shift",
-        overlap: "first",
-        misfire: "fire-once",
-        misfireLimit: 100,
-        misfireToleranceMs: 60_000,
-        startAt: null,
-        endAt: null,
-        count: null,
-        template: {
-          target: "t",
-          payload: { n: 1 },
-          targetOptions: null,
-          maxAttempts: 1,
-          expireAfterMs: null,
-        },
-      } as const;
-      return { ...newSeriesRecord(def, T0), ...over };
-    }
+    const series = (over: SeriesOverrides = {}): Schedule =>
+      dailySeries(newId(), T0, { tenant: "owner", ...over });
+    const first = utcOccurrence(FIRST);
 
-    const first = {
-      at: FIRST,
-      nominal: "2026-03-02T09:00:00",
-      key: "2026-03-02T09:00:00",
-      mapping: "exact" as const,
-    };
-
-    async function stored(over: Partial<Schedule> = {}) {
+    async function stored(over: SeriesOverrides = {}) {
       const w = withNext(series(over), first, newId, T0);
       const r = await store.schedulesInsert({ schedule: w.schedule, job: w.job, now: T0 });
       return { ...r, job: w.job! };
@@ -85,14 +57,8 @@ export function describeSeriesContract(name: string, makeStore: () => Promise<St
     });
 
     it("a claim advances the series once, in its transaction; a second claim of the job advances nothing", async () => {
-      const template = {
-        target: "t",
-        payload: 1,
-        targetOptions: null,
-        maxAttempts: 3,
-        expireAfterMs: null,
-      };
-      const { schedule, job } = await stored({ template });
+      // the series' maxAttempts 3: the expired lease below puts the job back to be claimed
+      const { schedule, job } = await stored();
       const claim = { now: FIRST, dueBefore: FIRST, limit: 10, leaseMs: 1000, owner: "n" };
       await store.bucketsStage({ until: FIRST, maxRows: 100 });
       const [claimed] = await store.jobsClaimDue(claim);

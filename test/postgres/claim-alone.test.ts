@@ -2,11 +2,12 @@ import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createIdGenerator } from "../../src/core/ids.js";
 import type { NewJob } from "../../src/core/job.js";
-import { newSeriesRecord, withNext } from "../../src/core/series.js";
+import { withNext } from "../../src/core/series.js";
 import { shardFilter } from "../../src/stores/postgres/claim.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
 import { jobMaker } from "../support/jobs.js";
 import { freshSchema, usePostgresServer } from "../support/postgres-server.js";
+import { dailySeries, utcOccurrence } from "../support/series.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const FIRST = Date.UTC(2026, 2, 2, 9);
@@ -64,35 +65,7 @@ describe("postgres claim without a transaction", () => {
   }
 
   async function seriesWithOccurrence() {
-    const def = {
-      id: newId(),
-      tenant: "a",
-      key: null,
-      rule: { cron: "0 9 * * *" },
-      timeZone: "UTC",
-      gap: "shift",
-      overlap: "first",
-      misfire: "fire-once",
-      misfireLimit: 100,
-      misfireToleranceMs: 60_000,
-      startAt: null,
-      endAt: null,
-      count: null,
-      template: {
-        target: "t",
-        payload: 1,
-        targetOptions: null,
-        maxAttempts: 3,
-        expireAfterMs: null,
-      },
-    } as const;
-    const first = {
-      at: FIRST,
-      nominal: "2026-03-02T09:00:00",
-      key: "2026-03-02T09:00:00",
-      mapping: "exact" as const,
-    };
-    const w = withNext(newSeriesRecord(def, T0), first, newId, T0);
+    const w = withNext(dailySeries(newId(), T0), utcOccurrence(FIRST), newId, T0);
     await store.schedulesInsert({ schedule: w.schedule, job: w.job, now: T0 });
     return { seriesId: w.schedule.id, jobId: w.job!.id };
   }
