@@ -1,11 +1,10 @@
+import { scheduleView, type ScheduleView } from "../api/schedule-view.js";
 import type { Scheduler } from "../api/scheduler.js";
 import type { ScheduleInfo } from "../api/series.js";
 import { ScheduleNotFoundError, VersionConflictError } from "../core/errors.js";
 import { isoInstant } from "../core/instant-text.js";
-import type { JobStatus } from "../core/job.js";
 import { readQuery } from "../core/query-params.js";
-import { describeRecurrence } from "../core/recurrence/index.js";
-import { SCHEDULE_STATES, upcomingOccurrences, type ScheduleState } from "../core/series.js";
+import { SCHEDULE_STATES, upcomingOccurrences } from "../core/series.js";
 import { isoInZone } from "../core/wall-time.js";
 import { parseIfMatch } from "../http/job-refusals.js";
 import { errorAnswer, type Answer } from "./answers.js";
@@ -14,53 +13,22 @@ import { errorAnswer, type Answer } from "./answers.js";
 const NEXT_SHOWN = 5;
 
 /**
- * A series as the schedules page shows it. The field names are those of the API's schedule
- * view (`cron`, `rrule`, `description` for the rule in words, `nextAt`...), so the page reads
- * either; added here: the coming occurrences.
+ * A series as the schedules page shows it: the API's schedule view, one mapping for every
+ * surface, and the coming occurrences beside it (the API answers those at
+ * /v1/schedules/{id}/next; the page shows them in its list).
  */
-export interface ScheduleRow {
-  readonly id: string;
-  readonly key: string | null;
-  readonly cron: string | null;
-  readonly rrule: string | null;
-  /** The rule in English, with its zone: "every weekday at 09:00 (Europe/Paris)". */
-  readonly description: string;
-  readonly timeZone: string;
-  readonly state: ScheduleState;
-  readonly version: number;
-  readonly target: string;
-  readonly nextJobId: string | null;
+export type ScheduleRow = ScheduleView & {
   /** The pending occurrence and those after it, in UTC and in the series' zone. */
   readonly nextOccurrences: { readonly at: string; readonly atLocal: string }[];
-  readonly firedCount: number;
-  readonly missedCount: number;
-  /** The last claimed occurrence's job and its state, or null before the first. */
-  readonly lastOutcome: { readonly jobId: string; readonly status: JobStatus } | null;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
+};
 
 export function scheduleRow(s: ScheduleInfo): ScheduleRow {
   return {
-    id: s.id,
-    key: s.key,
-    cron: "cron" in s.rule ? s.rule.cron : null,
-    rrule: "rrule" in s.rule ? s.rule.rrule : null,
-    description: describeRecurrence(s.rule, s.timeZone, s.startAt ?? undefined),
-    timeZone: s.timeZone,
-    state: s.state,
-    version: s.version,
-    target: s.template.target,
-    nextJobId: s.nextJobId,
+    ...scheduleView(s),
     nextOccurrences: upcomingOccurrences(s, NEXT_SHOWN).map((at) => ({
       at: isoInstant(at),
       atLocal: isoInZone(at, s.timeZone),
     })),
-    firedCount: s.firedCount,
-    missedCount: s.missedCount,
-    lastOutcome: s.lastOutcome,
-    createdAt: isoInstant(s.createdAt),
-    updatedAt: isoInstant(s.updatedAt),
   };
 }
 

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scheduleView } from "../../src/api/schedule-view.js";
+import { createIdGenerator } from "../../src/core/ids.js";
+import { dailySeries } from "../support/series.js";
 import { startDashboard, statusesWithoutKey, type Dashboard } from "./helpers.js";
 
 /**
@@ -173,5 +176,25 @@ describe("dashboard schedules", () => {
       expect(r.body.error).toMatchObject({ code: "not-found", field: "id" });
     }
     expect((await d.scheduler.getSchedule(weekdays))?.state).toBe("active");
+  });
+
+  it("shows each series as the API's view of it, one a claim ended for a rule that no longer compiles too", async () => {
+    // written by an older version (or corrupted): the claim ended it with the reason
+    const broken = dailySeries(createIdGenerator(() => d.clock.now())(), d.clock.now(), {
+      tenant: "acme",
+      rule: { cron: "61 9 * * *" },
+      state: "ended",
+      endedReason: "the series could not be advanced: cron field minute out of range",
+    });
+    await d.store.schedulesInsert({ schedule: broken, job: null, now: d.clock.now() });
+    for (const id of [weekdays, broken.id]) {
+      const r = await d.api(`/v1/dashboard/schedules/${id}`);
+      expect(r.status, id).toBe(200);
+      const { nextOccurrences, ...view } = r.body.schedule as Record<string, unknown>;
+      expect(view).toEqual(scheduleView((await d.scheduler.getSchedule(id))!));
+      expect(nextOccurrences).toHaveLength(id === weekdays ? 5 : 0);
+    }
+    const rows = (await d.api("/v1/dashboard/schedules?state=ended")).body.schedules;
+    expect(rows).toMatchObject([{ id: broken.id, description: 'cron "61 9 * * *"' }]);
   });
 });
