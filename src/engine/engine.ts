@@ -95,17 +95,18 @@ export class Engine {
     this.store = o.store;
     this.clock = o.clock;
     this.logger = o.logger;
-    this.settler = new Settler(
-      this.store,
-      this.clock,
-      this.logger,
-      (done) => {
+    this.settler = new Settler({
+      store: this.store,
+      clock: this.clock,
+      logger: this.logger,
+      onDone: (done) => {
         this.heldTenants.settled(done);
         const due = earliestWritten(done, this.clock.now());
         if (due !== null) this.watcher.wakeFor(due);
       },
-      this.loops,
-    );
+      loops: this.loops,
+      quietFor: (ms) => this.wheel.quietFor(ms),
+    });
     this.dispatcher = new Dispatcher({
       clock: this.clock,
       logger: this.logger,
@@ -162,6 +163,7 @@ export class Engine {
       },
       shards: () => this.claimableShards(),
       loops: this.loops,
+      quietFor: (ms) => this.wheel.quietFor(ms),
     });
     this.sweeper = new LeaseSweeper({
       store: this.store,

@@ -2,6 +2,24 @@ import type { Clock } from "../core/clock.js";
 import { ServiceLoop, type LoopGroup } from "../core/loop.js";
 import type { Settlement, Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
+import { WorkCost } from "./work-cost.js";
+
+export interface SettlerDeps {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Settlements done with: written (applied or not), refused or given up. */
+  readonly onDone?: (settlements: readonly Settlement[]) => void;
+  /** The node's loops that recover together (see LoopGroup). */
+  readonly loops?: LoopGroup;
+  /**
+   * The timing wheel's WheelDriver.quietFor: a batch that would hold the event loop when
+   * the wheel next fires is written right after that fire instead. Default: never waits.
+   */
+  readonly quietFor?: (ms: number) => Promise<void> | null;
+  /** Most settlements one write takes. Default 1000. */
+  readonly maxBatch?: number;
+}
 
 interface Waiting {
   settlement: Settlement;
@@ -34,22 +52,27 @@ export class Settler {
   /** The error of the last failed write, for what stop() reports. */
   lastError: unknown = null;
 
-  constructor(
-    private readonly store: Store,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    /** Settlements done with: written (applied or not), refused or given up. */
-    private readonly onDone: (settlements: readonly Settlement[]) => void = () => {},
-    /** The node's loops that recover together (see LoopGroup). */
-    loops?: LoopGroup,
-    private readonly maxBatch = 1000,
-  ) {
+  private readonly store: Store;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly onDone: (settlements: readonly Settlement[]) => void;
+  private readonly maxBatch: number;
+  /** How long a write holds the event loop (the SQLite store's all of it). */
+  private readonly cost: WorkCost;
+
+  constructor(private readonly d: SettlerDeps) {
+    this.store = d.store;
+    this.clock = d.clock;
+    this.logger = d.logger;
+    this.onDone = d.onDone ?? (() => {});
+    this.maxBatch = d.maxBatch ?? 1000;
+    this.cost = new WorkCost(d.clock);
     this.loop = new ServiceLoop({
       name: "settler",
-      clock,
-      logger,
+      clock: d.clock,
+      logger: d.logger,
       errorBackoffMs: RETRY_BACKOFF_MS,
-      group: loops,
+      group: d.loops,
       pass: () => this.writeAll(),
     });
     this.loop.start(null);
@@ -85,10 +108,11 @@ export class Settler {
       this.onDone([settlement]);
       return Promise.resolve(false);
     }
+    // Never written here, even with a full batch queued: the settlement is made while a fire
+    // instant's handlers are starting, and a write now would hold the rest of them back.
     return new Promise<boolean>((resolve) => {
       this.queue.push({ settlement, resolve });
-      if (this.queue.length >= this.maxBatch) this.kick();
-      else if (!this.scheduled) {
+      if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => {
           this.scheduled = false;
@@ -128,17 +152,26 @@ export class Settler {
     if (!this.failing) void this.loop.runNow();
   }
 
-  /** One pass: writes batch after batch until nothing is queued; throws on a failed write. */
+  /**
+   * One pass: writes batch after batch until nothing is queued; throws on a failed write.
+   * A batch that would still hold the event loop when the timing wheel next fires waits
+   * for that fire to be over (quietFor), so jobs due then start on time.
+   */
   private async writeAll(): Promise<null> {
     while (this.queue.length > 0) {
+      await this.d.quietFor?.(this.cost.estimateMs(Math.min(this.queue.length, this.maxBatch)));
       const batch = this.queue.splice(0, this.maxBatch);
+      if (batch.length === 0) break;
       this.writing = batch;
       let applied: boolean[];
       try {
-        applied = await this.store.jobsSettle({
+        const started = this.cost.now();
+        const written = this.store.jobsSettle({
           now: this.clock.now(),
           settlements: batch.map((w) => w.settlement),
         });
+        this.cost.record(batch.length, this.cost.now() - started);
+        applied = await written;
       } catch (err) {
         this.writing = [];
         this.lastError = err;

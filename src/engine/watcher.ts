@@ -4,6 +4,7 @@ import type { StageResult, Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
 import { ServiceLoop, type LoopGroup } from "../core/loop.js";
 import type { ResolvedOptions } from "./options.js";
+import { WorkCost } from "./work-cost.js";
 
 /** What one watcher pass did. */
 export interface WatchPass {
@@ -29,6 +30,11 @@ export interface WatcherDeps {
   readonly shards: () => readonly number[] | undefined;
   /** The node's loops that recover together (see LoopGroup). Default: none. */
   readonly loops?: LoopGroup;
+  /**
+   * The timing wheel's WheelDriver.quietFor: a pass whose claim would hold the event loop
+   * when the wheel next fires runs right after that fire instead. Default: never waits.
+   */
+  readonly quietFor?: (ms: number) => Promise<void> | null;
 }
 
 /**
@@ -50,8 +56,11 @@ export class Watcher {
   /** Staging failed this many times in a row; it is not tried again before stageRetryAt. */
   private stageFailures = 0;
   private stageRetryAt = 0;
+  /** How long a claim holds the event loop (the SQLite store's all of it). */
+  private readonly claimCost: WorkCost;
 
   constructor(private readonly d: WatcherDeps) {
+    this.claimCost = new WorkCost(d.clock);
     this.loop = new ServiceLoop({
       name: "watcher",
       clock: d.clock,
@@ -153,7 +162,8 @@ export class Watcher {
     let limit = 0;
     if (!this.blocked && (shards === undefined || shards.length > 0)) {
       limit = Math.min(o.claimBatchSize, room);
-      const jobs = await this.d.store.jobsClaimDue({
+      const started = this.claimCost.now();
+      const claiming = this.d.store.jobsClaimDue({
         now,
         // never past a half-staged bucket: its unstaged rows may be due earlier
         dueBefore: Math.min(now + o.horizonMs, (stage.unstagedFrom ?? Infinity) - 1),
@@ -163,6 +173,9 @@ export class Watcher {
         tenantShare: { max: o.tenantMaxHeld, held: this.heldForShare() },
         ...(shards === undefined ? {} : { shards }),
       });
+      const held = this.claimCost.now() - started;
+      const jobs = await claiming;
+      this.claimCost.record(jobs.length, held);
       claimed = jobs.length;
       if (claimed > 0) this.d.onClaimed(jobs);
       this.capped = claimed < limit ? this.cappedTenants() : [];
@@ -222,9 +235,17 @@ export class Watcher {
     return Math.min(this.d.options.claimBatchSize, this.d.options.maxHeld);
   }
 
-  /** One pass, then how long to sleep. */
+  /**
+   * One pass, then how long to sleep. A claim that would still hold the event loop when the
+   * wheel next fires waits for that fire to be over: the jobs of one instant all start
+   * before the next claim's store work (a claim just before a whole second made every job
+   * due on it late by the claim's length). Jobs are claimed a horizon ahead, so the wait
+   * costs them nothing.
+   */
   private async pass(): Promise<number> {
     const o = this.d.options;
+    const batch = Math.max(0, Math.min(o.claimBatchSize, this.room()));
+    await this.d.quietFor?.(this.claimCost.estimateMs(batch));
     const r = await this.runOnce();
     if (r.more && !this.blocked) return 0;
     if (this.blocked) return o.maxIdleMs;

@@ -18,6 +18,8 @@ export class WheelDriver {
   private wheelTime: number;
   private timer: TimerHandle | null = null;
   private timerAt: number | null = null;
+  /** Waiting for the next fire to be over (quietFor). */
+  private afterFire: (() => void)[] = [];
 
   constructor(
     private readonly clock: Clock,
@@ -43,6 +45,19 @@ export class WheelDriver {
     this.arm();
   }
 
+  /**
+   * Null when the wheel fires nothing within `ms` from now, so work holding the event loop
+   * about that long may start at once. Otherwise a promise resolved right after the next
+   * fire, once its jobs are handed to the dispatcher and their handlers have started (a
+   * 0 ms timer: the turn after the fire's microtasks), or when the wheel is drained. Store
+   * work waits on it so that it never holds the loop at a fire instant (work-cost.ts).
+   */
+  quietFor(ms: number): Promise<void> | null {
+    const next = this.wheel.nextExpiry();
+    if (next === null || next > this.clock.now() + ms) return null;
+    return new Promise((resolve) => this.afterFire.push(resolve));
+  }
+
   /** Removes the held jobs `pick` chooses (the rest keep waiting); returns them. */
   take(pick: (job: Job) => boolean): Job[] {
     if (this.wheel.size === 0) return [];
@@ -57,7 +72,9 @@ export class WheelDriver {
   /** Removes every held job (stopping), in due order. */
   drain(): Job[] {
     this.disarm();
-    return this.wheel.drain().map((e) => e.item);
+    const jobs = this.wheel.drain().map((e) => e.item);
+    for (const w of this.fireOver()) w();
+    return jobs;
   }
 
   /**
@@ -113,5 +130,18 @@ export class WheelDriver {
     const due = this.wheel.poll(now);
     if (due.length > 0) this.onDue(due.map((e) => e.item));
     this.arm();
+    if (this.afterFire.length === 0) return;
+    // those that ask from now on wait for the fire after this one
+    const waiting = this.fireOver();
+    this.clock.setTimer(() => {
+      for (const w of waiting) w();
+    }, 0);
+  }
+
+  /** Takes the work waiting for a fire to be over (quietFor). */
+  private fireOver(): (() => void)[] {
+    const waiting = this.afterFire;
+    this.afterFire = [];
+    return waiting;
   }
 }
