@@ -6,6 +6,7 @@ import type { Store } from "../../src/store/store.js";
 import { describeCallbackContract } from "./callback-contract.js";
 import { describeCapabilityContract } from "./capability-contract.js";
 import { describeFeedContract } from "./feed-contract.js";
+import { describeHeldContract } from "./held-contract.js";
 import { describeKeyModeContract } from "./key-mode-contract.js";
 import { describeOperationContract } from "./operation-contract.js";
 import { describePauseContract } from "./pause-contract.js";
@@ -770,5 +771,6 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
   describeOperationContract(name, makeStore);
   describeTagContract(name, makeStore);
   describePauseContract(name, makeStore);
+  describeHeldContract(name, makeStore);
   describeCallbackContract(name, makeStore);
 }

@@ -1,12 +1,15 @@
 import { OPERATION_COLUMNS } from "../../store/operation-row.js";
-import { CHANGE_COLS, COLS, tagJob } from "./statements.js";
+import { CHANGE_COLS, COLS } from "./job-columns.js";
+import { deletePending, movePending } from "./pending-rows.js";
+import { tagJob } from "./statements.js";
 
 /**
  * The statements of bulk operations for one schema (operations.ts). A batch's actions take
  * the jobs it decided on as arrays ($1 shards, $2 ids) and are the set forms of the
  * single-job transitions in statements.ts (cancel, reschedule, retryDead): the same rows
- * move between the same tables, with the same change-feed rows, and the statement triggers
- * keep the counters. Each also names the tenant and leaves a series' pending occurrence
+ * move between the same tables (a held job's stays held, its pause's count following:
+ * pending-rows.ts), with the same change-feed rows, and the statement triggers keep the
+ * counters. Each also names the tenant and leaves a series' pending occurrence
  * (schedule_id set) alone, as the batch's decision did.
  */
 export function operationStatements(schema: string) {
@@ -36,9 +39,11 @@ export function operationStatements(schema: string) {
      * A batch's jobs: one tenant's, after the (shard, id) cursor, in that order, from each
      * job table's primary key (shard, id, ...): a job keeps its shard and id through every
      * transition, so a batch never meets a job an earlier batch met. One statement, one
-     * snapshot: a job is in exactly one of the three tables.
+     * snapshot: a job is in exactly one of the four tables (a held job's, jobs_held, is
+     * pending).
      */
     jobs: `SELECT * FROM (${side("jobs_live", "'pending'::text")}
+      UNION ALL ${side("jobs_held", "'pending'::text")}
       UNION ALL ${side("jobs_claimed", "'claimed'::text")}
       UNION ALL ${side("jobs_history", "status")}) j
       ORDER BY shard, id LIMIT $4`,
@@ -57,11 +62,10 @@ export function operationStatements(schema: string) {
       CROSS JOIN LATERAL (${tagJob(s)}) j
       ORDER BY t.job_id`,
     /** cancel's set form. $3 tenant, $4 now. */
-    cancel: `WITH del AS (
-        DELETE FROM ${s}.jobs_live l USING ${picked}
-        WHERE l.shard = u.shard AND l.id = u.id AND l.tenant = $3 AND l.schedule_id IS NULL
-        RETURNING l.*
-      ), moved AS (
+    cancel: `WITH ${deletePending(s, {
+      using: picked,
+      where: "j.shard = u.shard AND j.id = u.id AND j.tenant = $3 AND j.schedule_id IS NULL",
+    })}, moved AS (
         INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
         SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
           trace_context, attempts, max_attempts, expire_after_ms, version + 1, fence, last_error,
@@ -74,19 +78,16 @@ export function operationStatements(schema: string) {
       )
       SELECT count(*)::int AS n FROM moved`,
     /** reschedule's set form: $3 new due times, $4 their buckets, $5 tenant, $6 now. */
-    reschedule: `WITH del AS (
-        DELETE FROM ${s}.jobs_live l
-        USING unnest($1::int[], $2::text[], $3::bigint[], $4::bigint[]) AS u(shard, id, due, bucket)
-        WHERE l.shard = u.shard AND l.id = u.id AND l.tenant = $5 AND l.schedule_id IS NULL
-        RETURNING l.*, u.due AS new_due, u.bucket AS new_bucket
-      ), moved AS (
-        INSERT INTO ${s}.jobs_live (${COLS})
-        SELECT shard, id, tenant, key, new_due, new_bucket, payload, target, target_options,
+    reschedule: `WITH ${movePending(s, {
+      using:
+        "unnest($1::int[], $2::text[], $3::bigint[], $4::bigint[]) AS u(shard, id, due, bucket)",
+      where: "j.shard = u.shard AND j.id = u.id AND j.tenant = $5 AND j.schedule_id IS NULL",
+      extra: "u.due AS new_due, u.bucket AS new_bucket",
+      values: `shard, id, tenant, key, new_due, new_bucket, payload, target, target_options,
           trace_context, attempts, max_attempts, expire_after_ms, version + 1, fence, last_error,
-          last_result, created_at, $6::bigint, fired_at, schedule_id, nominal, tags, callbacks, callback_of
-        FROM del
-        RETURNING tenant, id, due_at, attempts
-      ), changed AS (
+          last_result, created_at, $6::bigint, fired_at, schedule_id, nominal, tags, callbacks,
+          callback_of`,
+    })}, changed AS (
         INSERT INTO ${s}.job_changes (${CHANGE_COLS})
         SELECT tenant, id, 'rescheduled', 'pending', due_at, attempts, NULL, $6::bigint FROM moved
       )
@@ -124,16 +125,15 @@ export function operationStatements(schema: string) {
      * primary key) and their feed rows (index job_changes_job); the statement triggers drop
      * the counters. $3 tenant.
      */
-    erase: `WITH live AS (
-        DELETE FROM ${s}.jobs_live l USING ${picked}
-        WHERE l.shard = u.shard AND l.id = u.id AND l.tenant = $3 AND l.schedule_id IS NULL
-        RETURNING l.id, l.key, l.tags
-      ), hist AS (
+    erase: `WITH ${deletePending(s, {
+      using: picked,
+      where: "j.shard = u.shard AND j.id = u.id AND j.tenant = $3 AND j.schedule_id IS NULL",
+    })}, hist AS (
         DELETE FROM ${s}.jobs_history h USING ${picked}
         WHERE h.shard = u.shard AND h.id = u.id AND h.tenant = $3
         RETURNING h.id, h.key, h.tags
       ), gone AS (
-        SELECT id, key, tags FROM live UNION ALL SELECT id, key, tags FROM hist
+        SELECT id, key, tags FROM del UNION ALL SELECT id, key, tags FROM hist
       ), untagged AS (
         DELETE FROM ${s}.job_tags t USING gone g
           CROSS JOIN LATERAL json_array_elements_text(g.tags::json) AS x(tag)

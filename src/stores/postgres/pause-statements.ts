@@ -1,4 +1,4 @@
-import { AS_HELD, AS_PENDING, CHANGE_COLS, COLS } from "./statements.js";
+import { AS_HELD, AS_PENDING, CHANGE_COLS, COLS } from "./job-columns.js";
 
 /**
  * The statements of pauses for one schema (pauses.ts). A pause is a row of `pauses`; a held
@@ -129,7 +129,9 @@ export function pauseStatements(schema: string) {
      * Gives held jobs back ($1 shards, $2 ids, $3 actions, $4 due times, $5 buckets; $6 the
      * pause, $7 now, $8 the expiry error): `fire` and `shift` back to jobs_live at their
      * (new) due time (version + 1 when it moved), `expire` to history as expired. The
-     * expired ones come back, for their series to advance.
+     * expired ones come back, for their series to advance. A `fire` takes the row's due time
+     * as the delete finds it: a reschedule of the held job committed while this waited on its
+     * row (pending-rows.ts movePending updates it in place) keeps its new time.
      */
     release: `WITH u AS (
         SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::bigint[], $5::bigint[])
@@ -140,9 +142,11 @@ export function pauseStatements(schema: string) {
         RETURNING h.*, u.action, u.due, u.bkt
       ), back AS (
         INSERT INTO ${s}.jobs_live (${COLS})
-        SELECT shard, id, tenant, key, due, bkt, payload, target, target_options,
+        SELECT shard, id, tenant, key, CASE WHEN action = 'fire' THEN due_at ELSE due END,
+          CASE WHEN action = 'fire' THEN bucket ELSE bkt END, payload, target, target_options,
           trace_context, attempts, max_attempts, expire_after_ms,
-          version + CASE WHEN due <> due_at THEN 1 ELSE 0 END, fence, last_error, last_result,
+          version + CASE WHEN action = 'shift' AND due <> due_at THEN 1 ELSE 0 END, fence,
+          last_error, last_result,
           created_at, $7::bigint, fired_at, schedule_id, nominal, tags, callbacks, callback_of
         FROM del WHERE action <> 'expire'
       ), expired AS (
@@ -156,7 +160,7 @@ export function pauseStatements(schema: string) {
         INSERT INTO ${s}.job_changes (${CHANGE_COLS})
         SELECT tenant, id, CASE WHEN action = 'expire' THEN 'expired' ELSE 'resumed' END,
           CASE WHEN action = 'expire' THEN 'expired' ELSE 'pending' END,
-          CASE WHEN action = 'expire' THEN due_at ELSE due END, attempts,
+          CASE WHEN action = 'shift' THEN due ELSE due_at END, attempts,
           CASE WHEN action = 'expire' THEN $8::text END, $7::bigint
         FROM del
       ), counted AS (

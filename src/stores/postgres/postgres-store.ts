@@ -136,14 +136,15 @@ export class PostgresStore implements Store {
     this.historyWidthMs = settings.historyWidthMs;
     this.shardCount = settings.shardCount;
     this.sql = statements(o.schema);
+    this.pauseSql = pauseStatements(o.schema);
     this.series = {
       sql: this.sql,
       series: seriesStatements(o.schema),
+      pauses: this.pauseSql,
       bucketWidthMs: this.bucketWidthMs,
       shardCount: this.shardCount,
     };
     this.ops = { sql: operationStatements(o.schema), bucketWidthMs: this.bucketWidthMs };
-    this.pauseSql = pauseStatements(o.schema);
     const advance = (client: pg.ClientBase, jobs: readonly Job[], now: number) =>
       advanceClaimed(client, this.series, jobs, now, () => {
         this.idNow = now;
@@ -441,8 +442,10 @@ export class PostgresStore implements Store {
         () => withRetry(() => moveOnce(this.pool, this.sql, from, args)),
       );
       if (rows[0]) {
-        await this.notifyEarlier(p.dueAt, p.now);
-        return { outcome: "rescheduled", job: rowToJob(rows[0]) };
+        const job = rowToJob(rows[0]);
+        // a held job stays held (pending-rows.ts): no node can claim it at its new time
+        if (job.pausedBy === null) await this.notifyEarlier(p.dueAt, p.now);
+        return { outcome: "rescheduled", job };
       }
       const current = await this.jobGet({
         id: p.id,

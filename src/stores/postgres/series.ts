@@ -18,6 +18,8 @@ import type {
   ScheduleReplaceParams,
   SchedulesListParams,
 } from "../../store/store.js";
+import type { PauseStatements } from "./pause-statements.js";
+import { holdInserted, type InsertedRow } from "./pauses.js";
 import { insertArrays, placeJobs, rowToJob, type JobRow } from "./rows.js";
 import type { Statements } from "./statements.js";
 
@@ -92,14 +94,22 @@ export type SeriesStatements = ReturnType<typeof seriesStatements>;
 export interface SeriesDeps {
   readonly sql: Statements;
   readonly series: SeriesStatements;
+  readonly pauses: PauseStatements;
   readonly bucketWidthMs: number;
   readonly shardCount: number;
 }
 
+/**
+ * Writes occurrences; those an active pause covers are held at once (as a job scheduled
+ * while paused is), so a series' new occurrence is held like the one it follows.
+ */
 async function insertJob(c: pg.ClientBase, d: SeriesDeps, jobs: NewJob[], now: number) {
   if (jobs.length === 0) return;
   const place = placeJobs(jobs, d.bucketWidthMs, d.shardCount);
-  await c.query(d.sql.liveInsert, insertArrays(jobs, place, now));
+  const { rows } = await c.query<InsertedRow>(d.sql.liveInsert, insertArrays(jobs, place, now));
+  if (rows.length === 0) return;
+  const byId = new Map(jobs.map((j) => [j.id, { ...j, tags: j.tags ?? [] }]));
+  await holdInserted(c, d.pauses, rows, byId, now);
 }
 
 async function cancelPending(c: pg.ClientBase, d: SeriesDeps, id: string, now: number) {

@@ -1,0 +1,99 @@
+import { COLS, colsOf } from "./job-columns.js";
+
+/**
+ * Parts of statements for pending jobs wherever they are: a pending job's row is in jobs_live,
+ * or in jobs_held while a pause holds it (pauses.ts). Whatever changes a pending job (cancel,
+ * reschedule, a replacing key, a bulk operation, a series' change) meets it in either table,
+ * as SQLite's one jobs table does, and a held job stays held by its pause. Each part is a
+ * list of data-modifying CTEs for a statement's WITH; the job table's alias is `j` in
+ * `where`. Both tables are reached by primary key (shard, id).
+ */
+
+/** Which pending rows: the condition on `j`, the FROM items it joins, what to keep of them. */
+interface PendingRows {
+  readonly where: string;
+  readonly using?: string;
+  /** Columns of `using` returned with each row ("u.due AS new_due"). */
+  readonly extra?: string;
+}
+
+/**
+ * The rows deleted from both tables, as CTE `del`: COLS, the holding pause's pause_id (null
+ * for a live row), then `extra`.
+ */
+function deleted(s: string, p: PendingRows): string {
+  const using = p.using === undefined ? "" : ` USING ${p.using}`;
+  const extra = p.extra === undefined ? "" : `, ${p.extra}`;
+  return `del_live AS (
+      DELETE FROM ${s}.jobs_live j${using} WHERE ${p.where}
+      RETURNING ${colsOf("j")}, NULL::text AS pause_id${extra}
+    ), del_held AS (
+      DELETE FROM ${s}.jobs_held j${using} WHERE ${p.where}
+      RETURNING ${colsOf("j")}, j.pause_id${extra}
+    ), del AS (
+      SELECT * FROM del_live UNION ALL SELECT * FROM del_held
+    )`;
+}
+
+/**
+ * The pending rows deleted (CTE `del`, see deleted); the held ones leave their pause's count,
+ * one update per pause.
+ */
+export function deletePending(s: string, p: PendingRows): string {
+  return `${deleted(s, p)}, uncounted AS (
+      UPDATE ${s}.pauses p SET held = p.held - c.n
+      FROM (SELECT pause_id, count(*) AS n FROM del_held GROUP BY pause_id) c
+      WHERE p.id = c.pause_id
+    )`;
+}
+
+/**
+ * The pending rows written again with new column values: a live row is deleted and inserted
+ * (to its new partition and bucket); a held one is updated in place in jobs_held, still held
+ * by its pause. `values`: COLS' new values in order, over the old row's columns and `extra`.
+ * CTE `del` has the old rows (see deleted; a held one as read, updated only if its version
+ * is still the one read), `moved` the rows as written (COLS, pause_id): only these changed.
+ * jobs_live's insert trigger moves a live row's tag entries to its new due time; `retag`
+ * does it for the held ones (false: the caller rewrites the entries itself).
+ *
+ * In place, not deleted and inserted: a resume's release deleting the held row meanwhile
+ * waits for this statement and then deletes the row as it is now (a delete waiting on an
+ * update follows it); a row deleted and inserted again would be missed by that release and
+ * stay held by a pause no longer active (pauses.ts).
+ */
+export function movePending(
+  s: string,
+  p: PendingRows & { readonly values: string; readonly retag?: boolean },
+): string {
+  const using = p.using === undefined ? "" : `, ${p.using}`;
+  const extra = p.extra === undefined ? "" : `, ${p.extra}`;
+  // Each row's tags as an array in the index condition: all of job_tags' primary key per
+  // row. (A join to the tags' JSON elements was planned as a sequential scan of job_tags: a
+  // set-returning function is estimated at 100 rows a call.)
+  const retagged = `, retagged AS (
+      UPDATE ${s}.job_tags t SET due_at = k.due_at FROM kept k
+      WHERE k.tags IS NOT NULL AND t.tenant = k.tenant AND t.job_id = k.id
+        AND t.tag = ANY (ARRAY(SELECT json_array_elements_text(k.tags::json)))
+        AND t.due_at <> k.due_at
+    )`;
+  return `del_live AS (
+      DELETE FROM ${s}.jobs_live j${p.using === undefined ? "" : ` USING ${p.using}`}
+      WHERE ${p.where}
+      RETURNING ${colsOf("j")}, NULL::text AS pause_id${extra}
+    ), held_old AS (
+      SELECT ${colsOf("j")}, j.pause_id${extra} FROM ${s}.jobs_held j${using} WHERE ${p.where}
+    ), del AS (
+      SELECT * FROM del_live UNION ALL SELECT * FROM held_old
+    ), back AS (
+      INSERT INTO ${s}.jobs_live (${COLS}) SELECT ${p.values} FROM del_live
+      RETURNING ${COLS}, NULL::text AS pause_id
+    ), held_new (${COLS}, pause_id, read_version) AS (
+      SELECT ${p.values}, pause_id, version FROM held_old
+    ), kept AS (
+      UPDATE ${s}.jobs_held h SET (${COLS}) = (${colsOf("n")}) FROM held_new n
+      WHERE h.shard = n.shard AND h.id = n.id AND h.version = n.read_version
+      RETURNING ${colsOf("h")}, h.pause_id
+    ), moved AS (
+      SELECT * FROM back UNION ALL SELECT * FROM kept
+    )${p.retag === false ? "" : retagged}`;
+}

@@ -1,0 +1,341 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createIdGenerator } from "../../src/core/ids.js";
+import type { NewJob } from "../../src/core/job.js";
+import type {
+  Operation,
+  OperationFilter,
+  OperationKind,
+  OperationParams,
+} from "../../src/core/operation.js";
+import { pauseExpiredError, type OnResume, type PauseScope } from "../../src/core/pause.js";
+import { newSeriesRecord, withNext } from "../../src/core/series.js";
+import type { PauseStore } from "../../src/store/pause-store.js";
+import type { Store } from "../../src/store/store.js";
+
+const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
+const HOUR = 3_600_000;
+
+/**
+ * Held jobs are pending jobs, part of the store contract (run by describeStoreContract where
+ * the store declares `pauses`): whatever acts on a pending job (a reschedule by id or key, a
+ * replacing or debouncing key, a bulk operation, a series' own change) acts on a held one
+ * too, and it stays held by its pause (whose count follows exactly) until the pause gives
+ * it back by its policy.
+ */
+export function describeHeldContract(name: string, makeStore: () => Promise<Store>): void {
+  describe(`store contract (held jobs): ${name}`, () => {
+    let store: Store;
+    let pauses: PauseStore;
+    let newId: () => string;
+    let opIds: () => string;
+
+    beforeEach(async (ctx) => {
+      store = await makeStore();
+      if (!store.pauses) {
+        await store.close();
+        ctx.skip();
+        return;
+      }
+      pauses = store.pauses;
+      let clockForIds = T0;
+      newId = createIdGenerator(() => clockForIds++);
+      let opClock = T0;
+      opIds = createIdGenerator(() => opClock++);
+    });
+    afterEach(async () => {
+      if (store.pauses) await store.close();
+    });
+
+    function job(over: Partial<NewJob> & { dueAt: number }): NewJob {
+      return {
+        id: newId(),
+        tenant: "a",
+        key: null,
+        payload: { n: 1 },
+        target: "mail",
+        targetOptions: null,
+        maxAttempts: 3,
+        expireAfterMs: null,
+        ...over,
+      };
+    }
+
+    async function insert(jobs: NewJob[], now = T0) {
+      return (await store.jobsInsert({ jobs, now })).map((r) => r.job);
+    }
+
+    async function claimAll(now: number) {
+      await store.bucketsStage({ until: now + HOUR, maxRows: 100_000 });
+      const claimed = await store.jobsClaimDue({
+        now,
+        dueBefore: now,
+        limit: 1000,
+        leaseMs: 30_000,
+        owner: "n",
+      });
+      return claimed.map((j) => j.id).sort();
+    }
+
+    /** A pause of tenant "a" whose pass has held every pending job it covers. */
+    async function pauseAll(scope: PauseScope, onResume: OnResume = "fire", tenant = "a") {
+      const p = await pauses.pauseInsert({
+        pause: { id: newId(), tenant, scope, onResume },
+        now: T0,
+      });
+      await workAll(T0);
+      return p;
+    }
+
+    async function workAll(now: number) {
+      for (let i = 0; i < 1000; i++) {
+        if (!(await pauses.pausesWork({ now, limit: 100 })).more) return;
+      }
+      throw new Error("pause work never ended");
+    }
+
+    async function resumeAll(id: string, now: number) {
+      await pauses.pauseResume({ id, now });
+      await workAll(now);
+    }
+
+    async function heldCount(id: string) {
+      return (await pauses.pauseGet({ id }))!.heldJobs;
+    }
+
+    it("a held job rescheduled by id or by key stays held at its new time; the pause's policy meets that time", async () => {
+      const [byId, byKey] = await insert([
+        job({ dueAt: T0 + 5 * HOUR }),
+        job({ dueAt: T0 + 1000, key: "k" }),
+      ]);
+      const p = await pauseAll({ tenant: true }, "expire");
+      const moved = await store.jobReschedule({ id: byId!.id, dueAt: T0 + 1000, now: T0 });
+      expect(moved).toMatchObject({
+        outcome: "rescheduled",
+        job: { status: "pending", dueAt: T0 + 1000, pausedBy: p.id, version: 2 },
+      });
+      const found = await store.jobGetByKey({ tenant: "a", key: "k" });
+      expect(found).toMatchObject({ id: byKey!.id, pausedBy: p.id });
+      const later = await store.jobReschedule({ id: found!.id, dueAt: T0 + 5 * HOUR, now: T0 });
+      expect(later).toMatchObject({
+        outcome: "rescheduled",
+        job: { dueAt: T0 + 5 * HOUR, pausedBy: p.id },
+      });
+      expect(await store.jobGet({ id: byId!.id })).toMatchObject({ pausedBy: p.id });
+      expect(await heldCount(p.id)).toBe(2);
+      expect(await claimAll(T0 + 6 * HOUR)).toEqual([]);
+      // resumed at T0 + 1 h: the job now due before it expires, the one now due later fires
+      await resumeAll(p.id, T0 + HOUR);
+      expect(await store.jobGet({ id: byId!.id })).toMatchObject({
+        status: "expired",
+        lastError: pauseExpiredError(p.id),
+      });
+      expect(await store.jobGet({ id: byKey!.id })).toMatchObject({
+        status: "pending",
+        dueAt: T0 + 5 * HOUR,
+        pausedBy: null,
+      });
+      expect(await claimAll(T0 + 5 * HOUR)).toEqual([byKey!.id]);
+    });
+
+    it("keyMode replace and debounce replace a held job where it is held; keep returns it", async () => {
+      const [held] = await insert([job({ dueAt: T0 + 1000, key: "k", tags: ["old"] })]);
+      const p = await pauseAll({ tenant: true });
+      const [replaced] = await store.jobsInsert({
+        jobs: [job({ dueAt: T0 + HOUR, key: "k", payload: 2, keyMode: "replace", tags: ["new"] })],
+        now: T0 + 10,
+      });
+      expect(replaced).toMatchObject({
+        created: false,
+        outcome: "replaced",
+        job: { id: held!.id, dueAt: T0 + HOUR, payload: 2, tags: ["new"], pausedBy: p.id },
+      });
+      expect(await store.jobsCountByTag({ tenant: "a", tag: "new" })).toBe(1);
+      expect(await store.jobsCountByTag({ tenant: "a", tag: "old" })).toBe(0);
+      const [debounced] = await store.jobsInsert({
+        jobs: [job({ dueAt: T0 + 9 * HOUR, key: "k", keyMode: "debounce", maxWaitMs: 2 * HOUR })],
+        now: T0 + 20,
+      });
+      expect(debounced).toMatchObject({
+        outcome: "replaced",
+        job: { id: held!.id, dueAt: T0 + 2 * HOUR, pausedBy: p.id },
+      });
+      const [kept] = await store.jobsInsert({
+        jobs: [job({ dueAt: T0, key: "k", keyMode: "keep" })],
+        now: T0 + 30,
+      });
+      expect(kept).toMatchObject({
+        outcome: "existing",
+        job: { id: held!.id, dueAt: T0 + 2 * HOUR, pausedBy: p.id },
+      });
+      expect(await store.jobGetByKey({ tenant: "a", key: "k" })).toMatchObject({
+        id: held!.id,
+        pausedBy: p.id,
+      });
+      expect(await heldCount(p.id)).toBe(1);
+      expect(await claimAll(T0 + 3 * HOUR)).toEqual([]);
+      await resumeAll(p.id, T0 + 3 * HOUR);
+      expect(await claimAll(T0 + 3 * HOUR)).toEqual([held!.id]);
+    });
+
+    async function runOperation(
+      kind: OperationKind,
+      filter: OperationFilter,
+      params: OperationParams = {},
+    ): Promise<Operation> {
+      const id = opIds();
+      await store.operationsInsert({
+        operation: {
+          id,
+          tenant: "a",
+          kind,
+          filter,
+          params,
+          state: "queued",
+          scanned: 0,
+          changed: 0,
+          skipped: 0,
+          cursor: null,
+          error: null,
+          createdAt: T0,
+          updatedAt: T0,
+          finishedAt: null,
+        },
+      });
+      for (;;) {
+        const r = (await store.operationStep({ id, now: T0 + 1000, limit: 2 }))!;
+        if (r.operation.state !== "running" && r.operation.state !== "queued") return r.operation;
+      }
+    }
+
+    it("bulk operations by filter count, move, cancel and erase held jobs; the pause's count follows", async () => {
+      const [h1, h2, h3, h4, free] = await insert([
+        job({ dueAt: T0 + HOUR, tags: ["x", "y"] }),
+        job({ dueAt: T0 + 2 * HOUR, tags: ["x"] }),
+        job({ dueAt: T0 + 3 * HOUR, tags: ["z"] }),
+        job({ dueAt: T0 + 4 * HOUR, key: "drop:4" }),
+        job({ dueAt: T0 + HOUR, tags: ["x"], target: "sms" }),
+      ]);
+      const p = await pauseAll({ target: "mail" });
+      expect(await heldCount(p.id)).toBe(4);
+      expect(await runOperation("count", { target: "mail" })).toMatchObject({ changed: 4 });
+      expect(await runOperation("count", { tags: ["x"] })).toMatchObject({ changed: 3 });
+      const moved = await runOperation(
+        "reschedule",
+        { tags: ["x"], target: "mail" },
+        {
+          shiftMs: HOUR,
+        },
+      );
+      expect(moved).toMatchObject({ state: "done", changed: 2, skipped: 0 });
+      expect(await store.jobGet({ id: h1!.id })).toMatchObject({
+        dueAt: T0 + 2 * HOUR,
+        pausedBy: p.id,
+      });
+      expect(await store.jobGet({ id: h2!.id })).toMatchObject({
+        dueAt: T0 + 3 * HOUR,
+        pausedBy: p.id,
+      });
+      expect(await runOperation("cancel", { keyPrefix: "drop:" })).toMatchObject({ changed: 1 });
+      expect(await store.jobGet({ id: h4!.id })).toMatchObject({ status: "cancelled" });
+      expect(await heldCount(p.id)).toBe(3);
+      expect(await runOperation("erase", { tags: ["z"] })).toMatchObject({ changed: 1 });
+      expect(await store.jobGet({ id: h3!.id })).toBeNull();
+      expect(await heldCount(p.id)).toBe(2);
+      // retry concerns dead jobs only: the held ones stay as they are
+      expect(await runOperation("retry", { target: "mail" })).toMatchObject({ changed: 0 });
+      expect((await store.jobsCountByStatus({ tenant: "a" })).pending).toBe(3);
+      expect(await claimAll(T0 + 4 * HOUR)).toEqual([free!.id]);
+      await resumeAll(p.id, T0 + 4 * HOUR);
+      expect(await claimAll(T0 + 4 * HOUR)).toEqual([h1!.id, h2!.id].sort());
+    });
+
+    it("a series' change and delete cancel its held occurrence; the new one is held too", async () => {
+      const FIRST = T0 + HOUR;
+      const occurrence = (at: number) => ({
+        at,
+        nominal: new Date(at).toISOString().slice(0, 19),
+        key: new Date(at).toISOString().slice(0, 19),
+        mapping: "exact" as const,
+      });
+      const record = newSeriesRecord(
+        {
+          id: newId(),
+          tenant: "a",
+          key: null,
+          rule: { cron: "0 * * * *" },
+          timeZone: "UTC",
+          gap: "shift",
+          overlap: "first",
+          misfire: "fire-once",
+          misfireLimit: 100,
+          misfireToleranceMs: 60_000,
+          startAt: null,
+          endAt: null,
+          count: null,
+          template: {
+            target: "mail",
+            payload: null,
+            targetOptions: null,
+            maxAttempts: 1,
+            expireAfterMs: null,
+          },
+        },
+        T0,
+      );
+      const first = withNext(record, occurrence(FIRST), newId, T0);
+      await store.schedulesInsert({ schedule: first.schedule, job: first.job, now: T0 });
+      const p = await pauseAll({ tenant: true });
+      expect(await store.jobGet({ id: first.job!.id })).toMatchObject({ pausedBy: p.id });
+      // an update: the held occurrence is replaced by the new one, held as well
+      const next = withNext(
+        { ...first.schedule, version: first.schedule.version + 1 },
+        occurrence(FIRST + HOUR),
+        newId,
+        T0,
+      );
+      const changed = await store.scheduleReplace({
+        id: record.id,
+        expectedNextJobId: first.job!.id,
+        schedule: next.schedule,
+        job: next.job,
+        now: T0,
+      });
+      expect(changed).toMatchObject({ outcome: "changed" });
+      expect(await store.jobGet({ id: first.job!.id })).toMatchObject({ status: "cancelled" });
+      expect(await store.jobGet({ id: next.job!.id })).toMatchObject({
+        status: "pending",
+        pausedBy: p.id,
+      });
+      expect(await heldCount(p.id)).toBe(1);
+      // the series' own pause: its held occurrence is cancelled
+      const paused = {
+        ...next.schedule,
+        state: "paused" as const,
+        version: next.schedule.version + 1,
+        nextJobId: null,
+        nextAt: null,
+        nextNominal: null,
+      };
+      const r = await store.scheduleReplace({
+        id: record.id,
+        expectedNextJobId: next.job!.id,
+        schedule: paused,
+        job: null,
+        now: T0,
+      });
+      expect(r).toMatchObject({ outcome: "changed" });
+      expect(await store.jobGet({ id: next.job!.id })).toMatchObject({ status: "cancelled" });
+      expect(await heldCount(p.id)).toBe(0);
+      // a delete of a series whose occurrence is held
+      const other = withNext({ ...record, id: newId() }, occurrence(FIRST), newId, T0);
+      await store.schedulesInsert({ schedule: other.schedule, job: other.job, now: T0 });
+      expect(await store.jobGet({ id: other.job!.id })).toMatchObject({ pausedBy: p.id });
+      expect(await store.scheduleDelete({ id: other.schedule.id, now: T0 })).toMatchObject({
+        outcome: "deleted",
+      });
+      expect(await store.jobGet({ id: other.job!.id })).toMatchObject({ status: "cancelled" });
+      expect(await heldCount(p.id)).toBe(0);
+      expect((await store.jobsCountByStatus({ tenant: "a" })).pending).toBe(0);
+    });
+  });
+}
