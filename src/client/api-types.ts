@@ -781,6 +781,41 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/dashboard/pauses": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The tenant's pauses in creation order, in every state unless `state` says */
+    get: operations["dashboardListPauses"];
+    put?: never;
+    /** Pause the tenant's jobs, one target's or one tag's, for the pauses page */
+    post: operations["dashboardCreatePause"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/dashboard/pauses/{id}/resume": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Resume a pause: its held jobs are given back by its onResume policy (any body is ignored) */
+    post: operations["dashboardResumePause"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   jobFired: {
@@ -1433,15 +1468,31 @@ export interface components {
     PauseList: {
       pauses: components["schemas"]["Pause"][];
     };
+    /** @description A pause as the dashboard's pauses page shows it (src/dashboard/pauses.ts) */
+    DashboardPause: components["schemas"]["Pause"] & {
+      /** @description The scope in words: "target mail", "tag user:42", "the whole tenant" */
+      description: string;
+    };
+    DashboardPauseEnvelope: {
+      pause: components["schemas"]["DashboardPause"];
+    };
+    DashboardPauseList: {
+      pauses: components["schemas"]["DashboardPause"][];
+    };
+    DashboardPauseResumed: {
+      pause: components["schemas"]["DashboardPause"];
+      releasing: components["schemas"]["PauseReleasing"];
+    };
     PauseResumed: {
       pause: components["schemas"]["Pause"];
-      /** @description The held jobs this resume gives back, in the background (the pause is `resuming` until the last one is) */
-      releasing: {
-        /** @description 0 when the pause had been resumed before */
-        jobs: number;
-        /** @enum {string} */
-        onResume: "fire" | "expire" | "shift";
-      };
+      releasing: components["schemas"]["PauseReleasing"];
+    };
+    /** @description The held jobs this resume gives back, in the background (the pause is `resuming` until the last one is) */
+    PauseReleasing: {
+      /** @description 0 when the pause had been resumed before */
+      jobs: number;
+      /** @enum {string} */
+      onResume: "fire" | "expire" | "shift";
     };
     /** @description A recurring series as the schedules page shows it (src/dashboard/schedules.ts) */
     DashboardSchedule: {
@@ -4967,6 +5018,223 @@ export interface operations {
       };
     };
   };
+  dashboardListPauses: {
+    parameters: {
+      query?: {
+        /** @description Comma-separated or repeated states */
+        state?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The pauses */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DashboardPauseList"];
+        };
+      };
+      /** @description Invalid query */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The server's store has no pauses (`not-implemented`, field `store`); nothing was written */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  dashboardCreatePause: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PauseInput"];
+      };
+    };
+    responses: {
+      /** @description The active pause */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DashboardPauseEnvelope"];
+        };
+      };
+      /** @description Invalid scope or onResume (the error names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The server's store has no pauses (`not-implemented`, field `store`); nothing was written */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  dashboardResumePause: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Pause id. Another tenant's pause answers 404 like a missing one. */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The pause, resuming */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DashboardPauseResumed"];
+        };
+      };
+      /** @description Missing, malformed or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such pause of your tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The server's store has no pauses (`not-implemented`, field `store`); nothing was written */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
 }
 
 /** Each operation's method and path. */
@@ -5026,4 +5294,7 @@ export const OPERATIONS = {
   dashboardStartOperation: { method: "POST", path: "/v1/dashboard/operations" },
   dashboardGetOperation: { method: "GET", path: "/v1/dashboard/operations/{id}" },
   dashboardCancelOperation: { method: "POST", path: "/v1/dashboard/operations/{id}/cancel" },
+  dashboardListPauses: { method: "GET", path: "/v1/dashboard/pauses" },
+  dashboardCreatePause: { method: "POST", path: "/v1/dashboard/pauses" },
+  dashboardResumePause: { method: "POST", path: "/v1/dashboard/pauses/{id}/resume" },
 } as const;

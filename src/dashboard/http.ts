@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Described, DuetimeError, InvalidJobError } from "../core/errors.js";
 import { fastifyClientFault } from "../http/fastify-errors.js";
+import { libraryFault } from "../http/library-faults.js";
 import { errorAnswer, type Answer } from "./answers.js";
 import { storageFullFault } from "../http/storage-full.js";
 
@@ -18,7 +19,8 @@ export function send(reply: FastifyReply, a: Answer): FastifyReply {
 export type AuthResult = string | null | Answer;
 
 /**
- * Errors of the dashboard's routes in the API's shape: bad input 400 naming the field,
+ * Errors of the dashboard's routes in the API's shape: bad input 400 naming the field, the
+ * library's other typed refusals as the API answers them (a quota 429, a missing pause 404),
  * fastify's own client errors (bad JSON, too large, wrong media type) read exactly as the
  * API reads them (one classifier, src/http/fastify-errors.ts), anything else a 500 that is
  * logged and says nothing more.
@@ -31,6 +33,13 @@ export function installErrorHandler(app: FastifyInstance): void {
       return send(reply, { ...errorAnswer(full.status, full.code, full), headers: full.headers });
     }
     if (err instanceof InvalidJobError) return send(reply, errorAnswer(400, "invalid", err));
+    const known = libraryFault(err);
+    if (known) {
+      return send(reply, {
+        ...errorAnswer(known.status, known.code, known, known.extra),
+        headers: known.headers,
+      });
+    }
     if (err instanceof DuetimeError) {
       const e = { field: "", expected: "", received: undefined, message: err.message };
       return send(reply, errorAnswer(400, "invalid", e));

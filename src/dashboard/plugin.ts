@@ -18,6 +18,7 @@ import {
   operationDetail,
   startOperation,
 } from "./operations.js";
+import { listPauseRows, makePause, resumePause } from "./pauses.js";
 import { changeSchedule, listScheduleRows, scheduleDetail } from "./schedules.js";
 import { defaultStaticDir, registerStaticRoutes } from "./static.js";
 
@@ -60,8 +61,8 @@ type Params = { id: string };
  * The web dashboard: the prebuilt single-page app at `/` (static files, no key needed: the
  * page asks for the API key and sends it on every call), its JSON data endpoints under
  * `/v1/dashboard/`, and the live stream of job changes at `GET /v1/events` (Server-Sent
- * Events). Every `/v1` route needs a key and sees only its tenant's jobs, recurring series and
- * bulk operations: another tenant's answers 404, as a missing one. Register it at the root (no
+ * Events). Every `/v1` route needs a key and sees only its tenant's jobs, recurring series,
+ * bulk operations and pauses: another tenant's answers 404, as a missing one. Register it at the root (no
  * prefix): the page calls `v1/...` relative to itself.
  */
 export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app, options) => {
@@ -185,6 +186,24 @@ export const dashboardPlugin: FastifyPluginAsync<DashboardOptions> = async (app,
     const tenant = await tenantOf(req, reply);
     if (tenant === null) return reply;
     return send(reply, await cancelOperation(scheduler, tenant, req.params.id));
+  });
+
+  app.get("/v1/dashboard/pauses", async (req, reply) => {
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    return send(reply, await listPauseRows(scheduler, tenant, req.query));
+  });
+
+  app.post("/v1/dashboard/pauses", async (req, reply) => {
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    return send(reply, await makePause(scheduler, tenant, req.body));
+  });
+
+  app.post<{ Params: Params }>("/v1/dashboard/pauses/:id/resume", async (req, reply) => {
+    const tenant = await tenantOf(req, reply);
+    if (tenant === null) return reply;
+    return send(reply, await resumePause(scheduler, tenant, req.params.id));
   });
 
   // The live stream. EventSource cannot set headers, so `?key=` is accepted too: it is

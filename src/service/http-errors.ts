@@ -1,13 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from "fastify";
-import {
-  Described,
-  describeReceived,
-  InvalidJobError,
-  QuotaExceededError,
-} from "../core/errors.js";
+import { describeReceived, InvalidJobError } from "../core/errors.js";
 import { errorBody, type ErrorBody } from "../http/error-body.js";
 import type { JobRefusal } from "../http/job-refusals.js";
 import { fastifyClientFault } from "../http/fastify-errors.js";
+import { libraryFault, type LibraryFault } from "../http/library-faults.js";
 import { storageFullFault } from "../http/storage-full.js";
 
 /**
@@ -58,18 +54,18 @@ export function refused(r: JobRefusal): ApiError {
   );
 }
 
-/** 429 with Retry-After (whole seconds, at least 1): nothing was written. */
-export function quotaExceeded(err: QuotaExceededError): ApiError {
-  const seconds = String(Math.max(1, Math.ceil(err.retryAfterMs / 1000)));
+/** A library error that is not bad input (quota, missing pause...) as the API's error. */
+export function libraryError(f: LibraryFault): ApiError {
+  const { status, code, field, expected, received, message, extra, headers } = f;
   return new ApiError(
-    429,
-    "quota-exceeded",
-    "tenant",
-    err.expected,
-    new Described(err.received),
-    err.message,
-    { quota: err.quota },
-    { "retry-after": seconds },
+    status,
+    code,
+    field,
+    expected,
+    received,
+    message,
+    { ...extra },
+    { ...headers },
   );
 }
 
@@ -116,7 +112,8 @@ export function installErrorHandlers(app: FastifyInstance): void {
       );
     }
     if (error instanceof InvalidJobError) return sendError(reply, invalid(error));
-    if (error instanceof QuotaExceededError) return sendError(reply, quotaExceeded(error));
+    const known = libraryFault(error);
+    if (known) return sendError(reply, libraryError(known));
     const fault = fastifyClientFault(error, request);
     if (fault) {
       const { status, code, field, expected, received, message } = fault;

@@ -98,59 +98,119 @@ export const PAUSE_SCHEMAS = {
     required: ["pauses"],
     properties: { pauses: { type: "array", items: ref("Pause") } },
   },
+  DashboardPause: {
+    description: "A pause as the dashboard's pauses page shows it (src/dashboard/pauses.ts)",
+    allOf: [
+      ref("Pause"),
+      {
+        type: "object",
+        required: ["description"],
+        properties: {
+          description: {
+            type: "string",
+            description: 'The scope in words: "target mail", "tag user:42", "the whole tenant"',
+          },
+        },
+      },
+    ],
+  },
+  DashboardPauseEnvelope: {
+    type: "object",
+    required: ["pause"],
+    properties: { pause: ref("DashboardPause") },
+  },
+  DashboardPauseList: {
+    type: "object",
+    required: ["pauses"],
+    properties: { pauses: { type: "array", items: ref("DashboardPause") } },
+  },
+  DashboardPauseResumed: {
+    type: "object",
+    required: ["pause", "releasing"],
+    properties: {
+      pause: ref("DashboardPause"),
+      releasing: ref("PauseReleasing"),
+    },
+  },
   PauseResumed: {
     type: "object",
     required: ["pause", "releasing"],
     properties: {
       pause: ref("Pause"),
-      releasing: {
-        type: "object",
-        required: ["jobs", "onResume"],
-        description:
-          "The held jobs this resume gives back, in the background (the pause is `resuming` until the last one is)",
-        properties: {
-          jobs: { type: "integer", description: "0 when the pause had been resumed before" },
-          onResume: { type: "string", enum: policies },
-        },
-      },
+      releasing: ref("PauseReleasing"),
+    },
+  },
+  PauseReleasing: {
+    type: "object",
+    required: ["jobs", "onResume"],
+    description:
+      "The held jobs this resume gives back, in the background (the pause is `resuming` until the last one is)",
+    properties: {
+      jobs: { type: "integer", description: "0 when the pause had been resumed before" },
+      onResume: { type: "string", enum: policies },
     },
   },
 };
 
-export function pausePaths(): Record<string, unknown> {
+const stateParam = {
+  name: "state",
+  in: "query",
+  description: "Comma-separated or repeated states",
+  schema: { type: "string" },
+};
+
+/** The make and list operations of a pauses collection: the API's or the dashboard's. */
+interface CollectionOptions {
+  readonly createId: string;
+  readonly createSummary: string;
+  readonly listId: string;
+  readonly listSummary: string;
+  /** Schemas of the answers: one pause, the list. */
+  readonly envelope: string;
+  readonly list: string;
+  /** Responses a POST has besides the API's (the dashboard's body rules: 413, 415). */
+  readonly postErrors?: Record<string, unknown>;
+}
+
+function pauseCollection(o: CollectionOptions): Record<string, unknown> {
   return {
-    "/v1/pauses": {
-      post: {
-        operationId: "createPause",
-        summary:
-          "Pause the tenant's jobs, one target's or one tag's: held, never claimed, until resumed (see docs/managing-jobs.md)",
-        requestBody: { required: true, content: json(ref("PauseInput")) },
-        responses: {
-          "201": { description: "The active pause", content: json(ref("PauseEnvelope")) },
-          "400": errorResponse("Invalid scope or onResume (the error names the field)"),
-          "501": unsupported,
-          ...authErrors,
-        },
-      },
-      get: {
-        operationId: "listPauses",
-        summary: "The tenant's pauses in creation order (by default the active and resuming)",
-        parameters: [
-          {
-            name: "state",
-            in: "query",
-            description: "Comma-separated or repeated states",
-            schema: { type: "string" },
-          },
-        ],
-        responses: {
-          "200": { description: "The pauses", content: json(ref("PauseList")) },
-          "400": errorResponse("Invalid query"),
-          "501": unsupported,
-          ...authErrors,
-        },
+    post: {
+      operationId: o.createId,
+      summary: o.createSummary,
+      requestBody: { required: true, content: json(ref("PauseInput")) },
+      responses: {
+        "201": { description: "The active pause", content: json(ref(o.envelope)) },
+        "400": errorResponse("Invalid scope or onResume (the error names the field)"),
+        "501": unsupported,
+        ...o.postErrors,
+        ...authErrors,
       },
     },
+    get: {
+      operationId: o.listId,
+      summary: o.listSummary,
+      parameters: [stateParam],
+      responses: {
+        "200": { description: "The pauses", content: json(ref(o.list)) },
+        "400": errorResponse("Invalid query"),
+        "501": unsupported,
+        ...authErrors,
+      },
+    },
+  };
+}
+
+export function pausePaths(): Record<string, unknown> {
+  return {
+    "/v1/pauses": pauseCollection({
+      createId: "createPause",
+      createSummary:
+        "Pause the tenant's jobs, one target's or one tag's: held, never claimed, until resumed (see docs/managing-jobs.md)",
+      listId: "listPauses",
+      listSummary: "The tenant's pauses in creation order (by default the active and resuming)",
+      envelope: "PauseEnvelope",
+      list: "PauseList",
+    }),
     "/v1/pauses/{id}": {
       get: {
         operationId: "getPause",
@@ -172,6 +232,43 @@ export function pausePaths(): Record<string, unknown> {
           "200": { description: "The pause, resuming", content: json(ref("PauseResumed")) },
           "404": notFound,
           "501": unsupported,
+          ...authErrors,
+        },
+      },
+    },
+  };
+}
+
+/** The dashboard's pause routes: the same calls and answers, the scope in words added. */
+export function dashboardPausePaths(): Record<string, unknown> {
+  const bodyErrors = {
+    "413": errorResponse("Body too large"),
+    "415": errorResponse("Body is not application/json"),
+  };
+  return {
+    "/v1/dashboard/pauses": pauseCollection({
+      createId: "dashboardCreatePause",
+      createSummary: "Pause the tenant's jobs, one target's or one tag's, for the pauses page",
+      listId: "dashboardListPauses",
+      listSummary: "The tenant's pauses in creation order, in every state unless `state` says",
+      envelope: "DashboardPauseEnvelope",
+      list: "DashboardPauseList",
+      postErrors: bodyErrors,
+    }),
+    "/v1/dashboard/pauses/{id}/resume": {
+      post: {
+        operationId: "dashboardResumePause",
+        summary:
+          "Resume a pause: its held jobs are given back by its onResume policy (any body is ignored)",
+        parameters: [pauseId],
+        responses: {
+          "200": {
+            description: "The pause, resuming",
+            content: json(ref("DashboardPauseResumed")),
+          },
+          "404": notFound,
+          "501": unsupported,
+          ...bodyErrors,
           ...authErrors,
         },
       },

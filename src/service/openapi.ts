@@ -3,7 +3,7 @@ import { authErrors, errorResponse, etagHeader, json, ref, SCHEMAS } from "./ope
 import { jobOperationPaths } from "./openapi-job-ops.js";
 import { SCHEDULE_PATHS, SCHEDULE_SCHEMAS } from "./openapi-schedules.js";
 import { OPERATION_SCHEMAS, operationPaths } from "./openapi-operations.js";
-import { PAUSE_SCHEMAS, pausePaths } from "./openapi-pauses.js";
+import { dashboardPausePaths, PAUSE_SCHEMAS, pausePaths } from "./openapi-pauses.js";
 import { MAX_BATCH } from "./routes/jobs.js";
 
 /**
@@ -295,6 +295,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
         operationId: (n) => `dashboard${n[0]!.toUpperCase()}${n.slice(1)}`,
         bodyErrors: true,
       }),
+      ...dashboardPausePaths(),
     },
     webhooks: {
       jobFired: {

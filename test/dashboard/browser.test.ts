@@ -93,6 +93,13 @@ describe("dashboard in a browser", () => {
     await page.context().close();
   });
 
+  /** How far the page scrolls sideways (0 when it fits its width). */
+  function sideways(page: Page): Promise<number> {
+    return page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
+  }
+
   async function signIn(page: Page, key = "key-acme", hash = ""): Promise<void> {
     await page.goto(`${d.base}/${hash}`);
     await page.getByLabel("API key").fill(key);
@@ -284,7 +291,7 @@ describe("dashboard in a browser", () => {
     expect(await overflow()).toBeLessThanOrEqual(0);
     const chart = (await page.locator("#future-chart canvas").boundingBox())!;
     expect(chart.width).toBeLessThanOrEqual(375);
-    for (const name of ["Future", "Now", "Jobs", "Schedules", "Bulk"]) {
+    for (const name of ["Future", "Now", "Jobs", "Schedules", "Bulk", "Pauses"]) {
       expect(await page.getByRole("link", { name, exact: true }).isVisible()).toBe(true);
     }
     await page.screenshot({ path: `${ARTIFACTS}phone-future.png`, fullPage: true });
@@ -434,6 +441,71 @@ describe("dashboard in a browser", () => {
     await phone.context().close();
   });
 
+  it("pauses a target from the pauses page after confirming; its job is held, then fires once resumed", async () => {
+    const s = d.scheduler;
+    const fired: string[] = [];
+    s.handle("mail", (job) => void fired.push(job.id));
+    const { job } = await s.schedule({
+      tenant: "acme",
+      dueAt: d.clock.now() + 60_000,
+      target: "mail",
+    });
+    const page = await open();
+    await signIn(page, "key-acme", "#/jobs");
+    await page.getByRole("link", { name: "Pauses", exact: true }).click();
+    await page.getByLabel("Pause", { exact: true }).selectOption("target");
+    await page.getByLabel("Target or tag").fill("mail");
+    await page.getByRole("button", { name: "Pause…" }).click();
+    await page
+      .locator("#pause-question")
+      .filter({ hasText: "Pause target mail? Nothing it covers fires" })
+      .waitFor();
+    expect(await s.listPauses({ tenant: "acme" })).toEqual([]);
+    await page.screenshot({ path: `${ARTIFACTS}pause-confirm.png`, fullPage: true });
+    await page.getByRole("button", { name: "Yes, pause target mail" }).click();
+    await page.locator("#outcome").filter({ hasText: "Paused target mail." }).waitFor();
+    const [pause] = await s.listPauses({ tenant: "acme" });
+    expect(pause).toMatchObject({ scope: { target: "mail" }, onResume: "fire", state: "active" });
+    const row = page.locator(`#pauses-table tr[data-id="${pause!.id}"]`);
+    expect(await row.locator(".scope").textContent()).toBe("target mail");
+
+    // the engine holds the job and, past its due time, does not fire it
+    s.start();
+    await d.clock.advance(2 * 60_000);
+    await s.idle();
+    expect(fired).toEqual([]);
+    expect(await s.get(job.id)).toMatchObject({ status: "pending", pausedBy: pause!.id });
+    // the page reads the list again while the pause is finding its jobs
+    await page.locator(`#pauses-table tr[data-id="${pause!.id}"][data-held="1"]`).waitFor();
+    expect(await row.locator(".state").textContent()).toBe("active");
+    await page.screenshot({ path: `${ARTIFACTS}pauses-active.png`, fullPage: true });
+
+    // the job page names its pause and links to it
+    await page.goto(`${d.base}/#/jobs/${job.id}`);
+    await page.locator("#job-paused-by").click();
+    await page.locator(`#pauses-table tr[data-id="${pause!.id}"][aria-current="true"]`).waitFor();
+    await row.getByRole("button", { name: "Resume target mail" }).click();
+    await page.locator("#outcome").filter({ hasText: "Resumed target mail: 1 held job" }).waitFor();
+    await d.clock.advance(1_000);
+    await s.idle();
+    expect(fired).toEqual([job.id]);
+    expect((await s.get(job.id))!.status).toBe("succeeded");
+    await page.locator(`#pauses-table tr[data-id="${pause!.id}"][data-state="resumed"]`).waitFor();
+    expect(await row.locator(".action").textContent()).toBe("—");
+    expect(await row.locator(".resumed time").getAttribute("datetime")).not.toBeNull();
+    await page.screenshot({ path: `${ARTIFACTS}pauses-resumed.png`, fullPage: true });
+    await s.stop();
+    await page.context().close();
+
+    // at phone width the page does not overflow sideways
+    const phone = await open(375, 740);
+    await signIn(phone, "key-acme", "#/pauses");
+    await phone.locator("#pauses-table").waitFor();
+    expect(await sideways(phone)).toBeLessThanOrEqual(0);
+    await phone.screenshot({ path: `${ARTIFACTS}phone-pauses.png`, fullPage: true });
+    await phone.context().close();
+  });
+
   // Last: its series add pending occurrences that the counts above do not expect.
   it("shows the schedules page and pauses and resumes a series with the version check", async () => {
     const s = d.scheduler;
@@ -511,11 +583,7 @@ describe("dashboard in a browser", () => {
     const phone = await open(375, 740);
     await signIn(phone, "key-acme", "#/schedules");
     await phone.locator("#schedules-table").waitFor();
-    expect(
-      await phone.evaluate(
-        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
-      ),
-    ).toBeLessThanOrEqual(0);
+    expect(await sideways(phone)).toBeLessThanOrEqual(0);
     await phone.screenshot({ path: `${ARTIFACTS}phone-schedules.png`, fullPage: true });
     await phone.context().close();
   });

@@ -7,7 +7,7 @@ import { securityHeaders } from "../../src/http/security-headers.js";
 import { join } from "node:path";
 import { Scheduler } from "../../src/api/scheduler.js";
 import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
-import { makeHarness, silentLogger } from "../support/harness.js";
+import { makeHarness, silentLogger, type HarnessOptions } from "../support/harness.js";
 import { tempDir } from "../support/temp-dir.js";
 
 export const HOUR = 3_600_000;
@@ -50,9 +50,14 @@ export interface Seeded {
  * a ManualClock; jobs seeded across buckets.
  */
 export async function startDashboard(
-  opts: { staticDir?: string; events?: EventStreamOptions } = {},
+  opts: {
+    staticDir?: string;
+    events?: EventStreamOptions;
+    /** Scheduler options beside the clock's start (maxOpenPauses...). */
+    scheduler?: Omit<HarnessOptions, "start">;
+  } = {},
 ) {
-  const h = makeHarness({ start: T0 });
+  const h = makeHarness({ ...opts.scheduler, start: T0 });
   const s = h.scheduler;
   const bucket0 = Math.floor(T0 / HOUR) * HOUR;
   // Registered before seeding, so the plugin sees the seed's changes (dead counter).

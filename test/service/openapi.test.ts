@@ -57,6 +57,7 @@ describe("/openapi.json", () => {
       "POST /v1/pauses": { scope: { tag: "openapi-check" } },
       "POST /v1/dashboard/jobs/{id}/reschedule": { dueAt: "in 3 hours" },
       "POST /v1/dashboard/jobs/{id}/retry": {},
+      "POST /v1/dashboard/pauses": { scope: { tag: "openapi-dashboard-check" } },
     };
     let streams = 0;
     for (const [path, ops] of Object.entries(doc.paths)) {

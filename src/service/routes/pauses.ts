@@ -1,10 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import { pauseView, releaseView } from "../../api/pause-view.js";
 import type { Scheduler } from "../../api/scheduler.js";
-import { Described } from "../../core/errors.js";
-import { PAUSE_STATES, PauseNotFoundError, PausesUnsupportedError } from "../../core/pause.js";
+import { PAUSE_STATES } from "../../core/pause.js";
 import { readQuery } from "../../core/query-params.js";
-import { ApiError } from "../http-errors.js";
+import { libraryFault, pauseNotFoundFault } from "../../http/library-faults.js";
+import { libraryError, type ApiError } from "../http-errors.js";
 
 const LIST_PARAMS = { state: { kind: "list", of: PAUSE_STATES } } as const;
 
@@ -49,37 +49,16 @@ export function pauseRoutes(
   });
 }
 
-/** Runs one pause call, its typed errors answered in the API's error shape. */
+/** Runs one pause call, its typed errors (missing pause, no pauses) in the API's error shape. */
 async function answer<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    if (err instanceof PauseNotFoundError) throw pauseNotFound(err.id);
-    if (err instanceof PausesUnsupportedError) throw pausesUnsupported(err);
-    throw err;
+    const known = libraryFault(err);
+    throw known ? libraryError(known) : err;
   }
 }
 
-/** A missing pause and another tenant's read the same. */
 function pauseNotFound(id: string): ApiError {
-  return new ApiError(
-    404,
-    "not-found",
-    "id",
-    "the id of one of your pauses",
-    id,
-    `pause ${id} not found`,
-  );
-}
-
-/** The store has no pauses: nothing was written, and retrying will not help. */
-export function pausesUnsupported(err: PausesUnsupportedError): ApiError {
-  return new ApiError(
-    501,
-    "not-implemented",
-    "store",
-    "a store with pauses",
-    new Described(`the ${err.storeKind} store`),
-    err.message,
-  );
+  return libraryError(pauseNotFoundFault(id));
 }

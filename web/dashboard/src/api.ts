@@ -2,6 +2,7 @@
 
 import type { JobView } from "../../../src/api/job-view.js";
 import type { OperationView } from "../../../src/api/operation-view.js";
+import type { PauseRow } from "../../../src/dashboard/pauses.js";
 import type { ScheduleRow } from "../../../src/dashboard/schedules.js";
 
 const KEY = "duetime.apiKey";
@@ -92,6 +93,17 @@ export type OperationKind = Operation["kind"];
 export interface OperationsPage {
   operations: Operation[];
   nextCursor: string | null;
+}
+
+/**
+ * A pause as the pauses page reads it (src/dashboard/pauses.ts): the one pause view of the
+ * REST API (src/api/pause-view.ts) and its scope in words.
+ */
+export type Pause = PauseRow;
+export type PauseScope = Pause["scope"];
+
+export interface PausesPage {
+  pauses: Pause[];
 }
 
 /** The service's error body: `{ error: { code, field, expected, received, message }, job? }`. */

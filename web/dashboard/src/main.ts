@@ -8,6 +8,7 @@ import { jobsPage } from "./pages/jobs.js";
 import { renderLogin } from "./pages/login.js";
 import { nowPage } from "./pages/now.js";
 import { operationsPage } from "./pages/operations.js";
+import { pausesPage } from "./pages/pauses.js";
 import { schedulesPage } from "./pages/schedules.js";
 
 const main = document.getElementById("main")!;
@@ -28,7 +29,7 @@ live.onReset(() => route());
 
 let dispose: () => void = () => undefined;
 
-/** Hash routes: #/future, #/now, #/jobs?..., #/jobs/<id>, #/schedules?cursor=..., #/operations?... */
+/** Hash routes: #/future, #/now, #/jobs?..., #/jobs/<id>, #/schedules?cursor=..., #/operations?..., #/pauses?id=... */
 function route(): void {
   dispose();
   dispose = () => undefined;
@@ -46,6 +47,7 @@ function route(): void {
   else if (parts[0] === "jobs") page = jobsPage;
   else if (parts[0] === "schedules") page = schedulesPage;
   else if (parts[0] === "operations") page = operationsPage;
+  else if (parts[0] === "pauses") page = pausesPage;
   const current = parts[0] ?? "future";
   for (const a of nav.querySelectorAll("a")) {
     if (a.dataset.page === current) a.setAttribute("aria-current", "page");

@@ -95,6 +95,16 @@ export const jobPage: Page = (ctx, id = "") => {
       row("Due", time(j.dueAt)),
       row("Key", j.key ?? "—"),
       row("Target", h("span", { class: "mono wrap" }, j.target)),
+      row(
+        "Paused by",
+        j.pausedBy === null
+          ? "—"
+          : h(
+              "a",
+              { id: "job-paused-by", href: `#/pauses?id=${encodeURIComponent(j.pausedBy)}` },
+              `pause ${j.pausedBy} (held: it fires only once resumed)`,
+            ),
+      ),
       row("Attempts", `${j.attempts} of ${j.maxAttempts}`),
       row(
         "Misfire tolerance",
