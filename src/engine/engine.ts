@@ -144,6 +144,7 @@ export class Engine {
       held: () => this.inFlight,
       onReleased: () => this.watcher.wake(),
       loops: this.loops,
+      quietFor: (ms) => this.wheel.quietFor(ms),
     });
     this.watcher = new Watcher({
       store: this.store,

@@ -2,6 +2,7 @@ import type { Clock } from "../core/clock.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
 import { ServiceLoop, type LoopGroup } from "../core/loop.js";
+import { WorkCost } from "./work-cost.js";
 
 /** What one pass of the lease keeper did. */
 export interface LeaseKeeperPass {
@@ -27,6 +28,11 @@ export interface LeaseKeeperDeps {
   readonly onReleased: () => void;
   /** The node's loops that recover together (see LoopGroup). Default: none. */
   readonly loops?: LoopGroup;
+  /**
+   * The timing wheel's WheelDriver.quietFor: a renewal that would hold the event loop when
+   * the wheel next fires runs right after that fire instead. Default: never waits.
+   */
+  readonly quietFor?: (ms: number) => Promise<void> | null;
 }
 
 /** Claims given back per statement; a pass repeats while a batch comes back full. */
@@ -54,8 +60,11 @@ export class LeaseKeeper {
   private readonly loop: ServiceLoop;
   private startedAt = 0;
   private lastRenewAt = -Infinity;
+  /** How long a renewal holds the event loop (the SQLite store's all of it), per claim held. */
+  private readonly renewCost: WorkCost;
 
   constructor(private readonly d: LeaseKeeperDeps) {
+    this.renewCost = new WorkCost(d.clock);
     this.loop = new ServiceLoop({
       name: "lease-keeper",
       clock: d.clock,
@@ -99,7 +108,11 @@ export class LeaseKeeper {
     const now = d.clock.now();
     let renewed = 0;
     if (now - this.lastRenewAt >= d.renewIntervalMs && d.held() > 0) {
-      renewed = await d.store.leasesRenew({ owner: d.owner, now, leaseMs: d.leaseMs });
+      const started = this.renewCost.now();
+      const renewing = d.store.leasesRenew({ owner: d.owner, now, leaseMs: d.leaseMs });
+      const held = this.renewCost.now() - started;
+      renewed = await renewing;
+      this.renewCost.record(renewed, held);
       this.lastRenewAt = now;
     }
     let released = 0;
@@ -132,6 +145,8 @@ export class LeaseKeeper {
   }
 
   private async pass(): Promise<number> {
+    // several renewals fit in a lease: waiting out one fire (a few ms) costs it nothing
+    await this.d.quietFor?.(this.renewCost.estimateMs(this.d.held()));
     await this.runOnce();
     return this.nextDelay();
   }
