@@ -354,12 +354,28 @@ export function advanceSeries(
   return { schedule, job, missed };
 }
 
+/**
+ * The last skipPast answer of each compiled rule (compileRecurrence shares one per spec). The
+ * series of one rule missed together (a catch-up after downtime) step from the same missed
+ * occurrence to the same now, and each walked the whole chain of missed occurrences again:
+ * up to MAX_SKIP_STEPS next() calls a series, where the rule's own cache of one question
+ * helps none (each step asks a new one).
+ */
+const lastSkip = new WeakMap<
+  Recurrence,
+  { from: number; now: number; next: Occurrence | null; count: number }
+>();
+
 /** Steps past every occurrence at or before `now`, counting them (bounded, then one jump). */
 function skipPast(
   r: Recurrence,
   first: Occurrence,
   now: number,
 ): { next: Occurrence | null; count: number } {
+  const known = lastSkip.get(r);
+  if (known !== undefined && known.from === first.at && known.now === now) {
+    return { next: known.next, count: known.count };
+  }
   let next: Occurrence | null = first;
   let count = 0;
   while (next !== null && next.at <= now && count < MAX_SKIP_STEPS) {
@@ -367,6 +383,7 @@ function skipPast(
     next = r.next(next.at);
   }
   if (next !== null && next.at <= now) next = r.next(now);
+  lastSkip.set(r, { from: first.at, now, next, count });
   return { next, count };
 }
 
