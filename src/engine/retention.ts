@@ -7,9 +7,9 @@ import { ServiceLoop, type LoopGroup } from "../core/loop.js";
 const PASS_BUDGET_MS = 500;
 
 /**
- * Removes history (succeeded, dead, cancelled, expired jobs) older than `retentionMs` and
- * change feed rows older than `changeRetentionMs`, in bulk batches, time-boxed per pass: a
- * pass every `intervalMs`, the first at start().
+ * Removes history (succeeded, dead, cancelled, expired jobs, and pauses resumed) older than
+ * `retentionMs` and change feed rows older than `changeRetentionMs`, in bulk batches,
+ * time-boxed per pass: a pass every `intervalMs`, the first at start().
  */
 export class Retention {
   private readonly loop: ServiceLoop;
@@ -53,8 +53,17 @@ export class Retention {
     const before = this.d.clock.now() - this.d.retentionMs;
     const removed = await this.batches((limit) => this.d.store.historyPurge({ before, limit }));
     if (removed > 0) this.d.logger.info({ removed }, "retention removed finished jobs");
+    await this.purgePauses(before);
     await this.purgeChanges();
     return removed;
+  }
+
+  /** Resumed pauses are history like finished jobs: kept as long, then removed. */
+  private async purgePauses(before: number): Promise<void> {
+    const pauses = this.d.store.pauses;
+    if (!pauses) return;
+    const removed = await this.batches((limit) => pauses.pausesPurge({ before, limit }));
+    if (removed > 0) this.d.logger.info({ removed }, "retention removed resumed pauses");
   }
 
   /** One time-boxed pass over the change feed; returns how many changes were removed. */

@@ -52,6 +52,13 @@ export interface PauseStore {
    */
   pausesWork(params: { now: number; limit: number }): Promise<PauseWorkResult>;
 
+  /**
+   * Removes at most `limit` resumed pauses resumed before `before` (epoch ms), oldest id
+   * first; returns how many. The engine's retention pass calls it with the retention of
+   * finished jobs: a resumed pause is history as they are, and holds no job.
+   */
+  pausesPurge(params: { before: number; limit: number }): Promise<number>;
+
   /** Jobs held by active or resuming pauses (of `tenant`, or all), from counters. */
   pausedJobsCount(params: { tenant?: string }): Promise<number>;
 

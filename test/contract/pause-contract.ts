@@ -228,5 +228,32 @@ export function describePauseContract(name: string, makeStore: () => Promise<Sto
         "resumed",
       ]);
     });
+
+    it("retention removes resumed pauses resumed before its time, oldest first; open ones stay", async () => {
+      const [j] = await insert([job({ dueAt: T0 + 10 * HOUR, target: "sms" })]);
+      const first = await pause({ target: "mail" });
+      const second = await pause({ tag: "x" });
+      const active = await pause({ tenant: true }, "fire", "b");
+      const resuming = await pause({ target: "sms" });
+      await workAll(T0);
+      expect((await pauses.pauseGet({ id: resuming.id }))!.heldJobs).toBe(1);
+      await pauses.pauseResume({ id: first.id, now: T0 + HOUR });
+      await pauses.pauseResume({ id: second.id, now: T0 + 3 * HOUR });
+      await workAll(T0 + 3 * HOUR);
+      // resumed at 5h with its held job not yet given back: resuming, never purged
+      await pauses.pauseResume({ id: resuming.id, now: T0 + 5 * HOUR });
+      expect((await pauses.pauseGet({ id: resuming.id }))!.state).toBe("resuming");
+
+      expect(await pauses.pausesPurge({ before: T0 + HOUR, limit: 10 })).toBe(0);
+      expect(await pauses.pausesPurge({ before: T0 + 2 * HOUR, limit: 10 })).toBe(1);
+      expect(await pauses.pauseGet({ id: first.id })).toBeNull();
+      expect(await pauses.pausesPurge({ before: T0 + 100 * HOUR, limit: 1 })).toBe(1);
+      expect(await pauses.pausesPurge({ before: T0 + 100 * HOUR, limit: 1 })).toBe(0);
+      expect((await pauses.pausesList({})).map((p) => p.id)).toEqual([active.id, resuming.id]);
+      // the resuming pause's job is still held and given back as before
+      await workAll(T0 + 5 * HOUR);
+      expect(await pauses.pausedJobsCount({})).toBe(0);
+      expect((await claimAll(T0 + 10 * HOUR)).map((c) => c.id)).toEqual([j!.id]);
+    });
   });
 }

@@ -111,6 +111,30 @@ describeOnEveryStore("pauses", (make) => {
     }
   });
 
+  it("retention removes a pause resumed longer ago than retentionMs; an active one stays", async (ctx) => {
+    const h = await make({ retentionMs: HOUR });
+    if (!h.store.pauses) {
+      await h.close();
+      return ctx.skip();
+    }
+    try {
+      const resumed = await h.scheduler.pause({ scope: { target: "mail" } });
+      const active = await h.scheduler.pause({ scope: { target: "sms" } });
+      await h.scheduler.resume(resumed.id);
+      await h.scheduler.runPauseWork();
+      const all = { states: ["active", "resuming", "resumed"] as const };
+      h.clock.set(T0 + HOUR - 1);
+      await h.scheduler.purgeHistory();
+      expect((await h.scheduler.listPauses(all)).map((p) => p.id)).toEqual([resumed.id, active.id]);
+      h.clock.set(T0 + HOUR + 1);
+      await h.scheduler.purgeHistory();
+      expect((await h.scheduler.listPauses(all)).map((p) => p.id)).toEqual([active.id]);
+      expect(await h.scheduler.getPause(resumed.id)).toBeNull();
+    } finally {
+      await h.close();
+    }
+  });
+
   it("refuses a bad pause naming the field, and an unknown resume", async (ctx) => {
     const t = await firing(make);
     if (!t) return ctx.skip();

@@ -74,6 +74,13 @@ export function pauseStatements(schema: string) {
       ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`,
     holdCursor: `UPDATE ${s}.pauses SET hold_due = $2::bigint, hold_id = $3, hold_done = $4
       WHERE id = $1`,
+    /**
+     * Retention: resumed pauses resumed before $1, at most $2, oldest id first. No index
+     * holds resumed pauses (pauses_open leaves them out): the table is kept small by this
+     * very purge, and a resumed pause holds no job.
+     */
+    purge: `DELETE FROM ${s}.pauses WHERE id IN (SELECT id FROM ${s}.pauses
+      WHERE state = 'resumed' AND resumed_at < $1 ORDER BY id LIMIT $2)`,
     /** Held jobs of open pauses (of $1, or all): the pauses' counters, never a count of rows. */
     heldCount: `SELECT COALESCE(sum(held), 0)::bigint AS n FROM ${s}.pauses
       WHERE state <> 'resumed' AND ($1::text IS NULL OR tenant = $1)`,

@@ -243,6 +243,13 @@ export class PostgresPauseStore implements PauseStore {
     return Number(rows[0]?.n ?? 0);
   }
 
+  async pausesPurge(params: { before: number; limit: number }): Promise<number> {
+    const r = await this.d.run("removing resumed pauses", () =>
+      this.d.pool.query(this.d.sql.purge, [params.before, params.limit]),
+    );
+    return r.rowCount ?? 0;
+  }
+
   onPausesChanged(listener: () => void, loop?: PauseListenLoop): () => void {
     return this.d.notifier.subscribePauses(listener, loop);
   }

@@ -32,6 +32,12 @@ export const PAUSE_SQL = {
     ORDER BY id LIMIT 1`,
   pauseHoldCursor: `UPDATE pauses SET hold_bucket = @bucket, hold_seq = @seq, hold_done = @done
     WHERE id = @id`,
+  /**
+   * Retention: resumed pauses in index pauses_state (state, id) order, older than @before.
+   * A resumed pause holds no job (it is resumed once its last held one is given back).
+   */
+  pausesPurge: `DELETE FROM pauses WHERE id IN (SELECT id FROM pauses
+    WHERE state = 'resumed' AND resumed_at < @before ORDER BY id LIMIT @limit)`,
   pausedJobs: `SELECT coalesce(sum(held), 0) AS n FROM pauses
     WHERE state <> 'resumed' AND (@tenant IS NULL OR tenant = @tenant)`,
 

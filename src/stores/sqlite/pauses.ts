@@ -224,6 +224,13 @@ export class SqlitePauseStore implements PauseStore {
     );
   }
 
+  async pausesPurge(params: { before: number; limit: number }): Promise<number> {
+    return this.ctx.write(
+      "removing resumed pauses",
+      () => this.ctx.s.pausesPurge.run(params).changes,
+    );
+  }
+
   async pausedJobsCount(params: { tenant?: string }): Promise<number> {
     const row = this.ctx.s.pausedJobs.get({ tenant: params.tenant ?? null }) as { n: number };
     return row.n;
