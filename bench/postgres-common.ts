@@ -49,6 +49,11 @@ export interface PgSizes {
   readonly precisionBacklog: number;
   /** Due jobs fired by 1, 2 and 3 node processes in the dispatch benchmark. */
   readonly dispatchJobs: number;
+  /** Jobs of the paused tenant in the paused-idle benchmark (and of the unpaused one beside it). */
+  readonly pausedJobs: number;
+  /** Its idle window, counted from `pausedIdleWarmupMs` after the two nodes start. */
+  readonly pausedIdleWindowMs: number;
+  readonly pausedIdleWarmupMs: number;
 }
 
 export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
@@ -69,6 +74,9 @@ export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
       precisionWindowMs: 2_000,
       precisionBacklog: 10_000,
       dispatchJobs: 5_000,
+      pausedJobs: 10_000,
+      pausedIdleWindowMs: 6_000,
+      pausedIdleWarmupMs: 2_000,
     };
   }
   if (scale === "medium") {
@@ -87,6 +95,9 @@ export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
       precisionWindowMs: 5_000,
       precisionBacklog: 100_000,
       dispatchJobs: 60_000,
+      pausedJobs: 100_000,
+      pausedIdleWindowMs: 60_000,
+      pausedIdleWarmupMs: 17_000,
     };
   }
   if (scale === "full") {
@@ -105,6 +116,9 @@ export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
       precisionWindowMs: 10_000,
       precisionBacklog: 1_000_000,
       dispatchJobs: 200_000,
+      pausedJobs: 1_000_000,
+      pausedIdleWindowMs: 60_000,
+      pausedIdleWarmupMs: 17_000,
     };
   }
   throw new Error(`BENCH_SCALE: expected "tiny", "medium" or "full", got ${JSON.stringify(scale)}`);

@@ -1,10 +1,9 @@
-import { fork, type ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { Scheduler } from "../src/api/scheduler.js";
 import type { ScheduleInput } from "../src/core/schedule-input.js";
 import type { PostgresStore } from "../src/stores/postgres/postgres-store.js";
 import type { Job } from "../src/core/job.js";
 import { rowToJob, type JobRow } from "../src/stores/postgres/rows.js";
+import { startNodeProcess, type NodeProcess } from "./lib/pg-node-process.js";
 import { fmt, rate, type BenchResult } from "./lib/report.js";
 import {
   benchServer,
@@ -14,8 +13,6 @@ import {
   statementCount,
   type PgSizes,
 } from "./postgres-common.js";
-
-const worker = fileURLToPath(new URL("./postgres-node.ts", import.meta.url));
 
 /** Partitions made ahead before a run: PartitionMaintenance's default for day buckets. */
 const AHEAD_DAYS = 14;
@@ -236,9 +233,10 @@ async function storeOnlyRun(
 async function engineRun(n: number, count: number, kind: "overdue" | "due"): Promise<Run> {
   const srv = await benchServer();
   const store = await benchStore(`dispatch${kind}${count}`, AHEAD_DAYS);
-  const nodes: Node[] = [];
+  const nodes: NodeProcess[] = [];
   try {
-    for (let i = 0; i < count; i++) nodes.push(await startNode(srv.url, store.schema, `node-${i}`));
+    for (let i = 0; i < count; i++)
+      nodes.push(await startNodeProcess(srv.url, store.schema, `node-${i}`));
     let t0: number;
     let before: { pgMs: number; statements: number };
     if (kind === "overdue") {
@@ -299,41 +297,4 @@ async function write(
 async function costs(store: PostgresStore): Promise<{ pgMs: number; statements: number }> {
   const statements = (await statementCount(store)).n;
   return { pgMs: await pgCpuMs(store), statements };
-}
-
-interface Node {
-  ask(m: "start"): Promise<unknown>;
-  ask(m: "report"): Promise<{ succeeded: number; cpuMs: number }>;
-  stop(): Promise<void>;
-}
-
-/** Forks a node process (tsx) and waits until its store is open. */
-async function startNode(url: string, schema: string, name: string): Promise<Node> {
-  const proc: ChildProcess = fork(worker, [url, schema, name], {
-    execArgv: ["--import", "tsx"],
-    stdio: ["ignore", "ignore", "inherit", "ipc"],
-  });
-  const next = (): Promise<Record<string, unknown>> =>
-    new Promise((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`node ${name} exited with ${code}`));
-      proc.once("exit", onExit);
-      proc.once("message", (m) => {
-        proc.off("exit", onExit);
-        resolve(m as Record<string, unknown>);
-      });
-    });
-  await next(); // { ready: true }
-  return {
-    ask: (async (m: string) => {
-      const answer = next();
-      proc.send(m);
-      return answer;
-    }) as Node["ask"],
-    async stop() {
-      if (proc.exitCode !== null) return;
-      const exited = new Promise((r) => proc.once("exit", r));
-      proc.kill("SIGTERM");
-      await exited;
-    },
-  };
 }

@@ -14,6 +14,7 @@ import { pgClaimCost } from "./postgres-claim-cost.js";
 import { pgClaimTx } from "./postgres-claim-tx.js";
 import { pgIdle } from "./postgres-idle.js";
 import { pgPauseCost } from "./postgres-pause-cost.js";
+import { pgPausedIdle } from "./postgres-paused-idle.js";
 import { pgPrecision } from "./postgres-precision.js";
 import { pgDispatch } from "./postgres-dispatch.js";
 import pg from "pg";
@@ -27,6 +28,7 @@ const BENCHMARKS: Readonly<Record<string, (s: PgSizes) => Promise<BenchResult>>>
   dispatch: pgDispatch,
   idle: pgIdle,
   "pause-cost": pgPauseCost,
+  "paused-idle": pgPausedIdle,
 };
 
 async function main(): Promise<number> {

@@ -23,6 +23,8 @@ export interface TransactionCount {
 export interface TransactionCounter {
   /** Counts so far. */
   read(): TransactionCount;
+  /** Statements so far by their first 60 characters, schema names left out. */
+  byStatement(): Map<string, number>;
   /** A client whose work is not counted (the benchmark's own). */
   exclude(client: pg.Client): void;
   /** Restores the client's methods. */
@@ -41,6 +43,7 @@ export function countTransactions(): TransactionCounter {
   let connections = 0;
   let statements = 0;
   let transactions = 0;
+  const texts = new Map<string, number>();
   proto.connect = function (this: object, ...args: unknown[]) {
     if (!excluded.has(this)) {
       connections++;
@@ -54,6 +57,12 @@ export function countTransactions(): TransactionCounter {
       const text =
         typeof config === "string" ? config : ((config as { text?: string } | null)?.text ?? "");
       statements++;
+      const label = text
+        .replace(/\s+/g, " ")
+        .replace(/"[^"]+"\./g, "")
+        .trim()
+        .slice(0, 60);
+      texts.set(label, (texts.get(label) ?? 0) + 1);
       if (OPENS.test(text)) {
         inBlock.add(this);
         transactions++;
@@ -67,6 +76,7 @@ export function countTransactions(): TransactionCounter {
   };
   return {
     read: () => ({ connections, statements, transactions }),
+    byStatement: () => new Map(texts),
     exclude: (client) => excluded.add(client),
     uninstall() {
       proto.connect = connect;
