@@ -2,6 +2,7 @@ import type { Clock } from "../core/clock.js";
 import { InvalidJobError, OperationNotFoundError } from "../core/errors.js";
 import {
   OPERATION_KINDS,
+  newOperation,
   OPERATION_STATES,
   type Operation,
   type OperationState,
@@ -74,20 +75,7 @@ export class BulkOperations {
     const now = this.clock.now();
     const def = validateOperationInput(input, { now, timeZone: this.d.timeZone });
     const op = await this.store.operationsInsert({
-      operation: {
-        id: this.newId(),
-        tenant,
-        ...def,
-        state: "queued",
-        scanned: 0,
-        changed: 0,
-        skipped: 0,
-        cursor: null,
-        error: null,
-        createdAt: now,
-        updatedAt: now,
-        finishedAt: null,
-      },
+      operation: newOperation({ id: this.newId(), tenant, ...def }, now),
     });
     if (!OPERATION_KINDS[op.kind].writes) {
       const counted = await this.runToEnd(op.id, { maxJobs: INLINE_COUNT_JOBS });

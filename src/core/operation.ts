@@ -110,6 +110,25 @@ export interface Operation {
   readonly finishedAt: number | null;
 }
 
+/** A new operation's record: queued, nothing read or changed yet. */
+export function newOperation(
+  def: Pick<Operation, "id" | "tenant" | "kind" | "filter" | "params">,
+  now: number,
+): Operation {
+  return {
+    ...def,
+    state: "queued",
+    scanned: 0,
+    changed: 0,
+    skipped: 0,
+    cursor: null,
+    error: null,
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: null,
+  };
+}
+
 /**
  * The registry of kinds: which job states each acts on. A job matching the filter in
  * another state is `skipped`. A store implements each kind's action on one job beside its

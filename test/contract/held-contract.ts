@@ -1,16 +1,20 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createIdGenerator } from "../../src/core/ids.js";
 import type { NewJob } from "../../src/core/job.js";
-import type {
-  Operation,
-  OperationFilter,
-  OperationKind,
-  OperationParams,
+import {
+  newOperation,
+  type Operation,
+  type OperationFilter,
+  type OperationKind,
+  type OperationParams,
 } from "../../src/core/operation.js";
 import { pauseExpiredError, type OnResume, type PauseScope } from "../../src/core/pause.js";
-import { newSeriesRecord, withNext } from "../../src/core/series.js";
+import { withNext } from "../../src/core/series.js";
 import type { PauseStore } from "../../src/store/pause-store.js";
 import type { Store } from "../../src/store/store.js";
+import { jobMaker, pausingStorePerTest } from "../support/jobs.js";
+import { dailySeries, utcOccurrence } from "../support/series.js";
+import { claimAllDue, operationRunAll, pausesWorkAll } from "../support/store-steps.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const HOUR = 3_600_000;
@@ -24,40 +28,25 @@ const HOUR = 3_600_000;
  */
 export function describeHeldContract(name: string, makeStore: () => Promise<Store>): void {
   describe(`store contract (held jobs): ${name}`, () => {
+    const per = pausingStorePerTest(makeStore);
     let store: Store;
     let pauses: PauseStore;
     let newId: () => string;
     let opIds: () => string;
 
-    beforeEach(async (ctx) => {
-      store = await makeStore();
-      if (!store.pauses) {
-        await store.close();
-        ctx.skip();
-        return;
-      }
-      pauses = store.pauses;
+    beforeEach(() => {
+      store = per.store;
+      pauses = per.pauses;
       let clockForIds = T0;
       newId = createIdGenerator(() => clockForIds++);
       let opClock = T0;
       opIds = createIdGenerator(() => opClock++);
     });
-    afterEach(async () => {
-      if (store.pauses) await store.close();
-    });
 
+    const makeJob = jobMaker(T0);
+    /** A job of tenant "a" for target "mail" (the pauses' scopes name them). */
     function job(over: Partial<NewJob> & { dueAt: number }): NewJob {
-      return {
-        id: newId(),
-        tenant: "a",
-        key: null,
-        payload: { n: 1 },
-        target: "mail",
-        targetOptions: null,
-        maxAttempts: 3,
-        expireAfterMs: null,
-        ...over,
-      };
+      return makeJob(over.dueAt, { tenant: "a", target: "mail", ...over });
     }
 
     async function insert(jobs: NewJob[], now = T0) {
@@ -65,18 +54,9 @@ export function describeHeldContract(name: string, makeStore: () => Promise<Stor
     }
 
     async function claimAll(now: number) {
-      await store.bucketsStage({ until: now + HOUR, maxRows: 100_000 });
-      const claimed = await store.jobsClaimDue({
-        now,
-        dueBefore: now,
-        limit: 1000,
-        leaseMs: 30_000,
-        owner: "n",
-      });
-      return claimed.map((j) => j.id).sort();
+      return (await claimAllDue(store, now)).map((j) => j.id).sort();
     }
 
-    /** A pause of tenant "a" whose pass has held every pending job it covers. */
     async function pauseAll(scope: PauseScope, onResume: OnResume = "fire", tenant = "a") {
       const p = await pauses.pauseInsert({
         pause: { id: newId(), tenant, scope, onResume },
@@ -86,12 +66,7 @@ export function describeHeldContract(name: string, makeStore: () => Promise<Stor
       return p;
     }
 
-    async function workAll(now: number) {
-      for (let i = 0; i < 1000; i++) {
-        if (!(await pauses.pausesWork({ now, limit: 100 })).more) return;
-      }
-      throw new Error("pause work never ended");
-    }
+    const workAll = (now: number) => pausesWorkAll(pauses, now, 100);
 
     async function resumeAll(id: string, now: number) {
       await pauses.pauseResume({ id, now });
@@ -182,29 +157,9 @@ export function describeHeldContract(name: string, makeStore: () => Promise<Stor
       filter: OperationFilter,
       params: OperationParams = {},
     ): Promise<Operation> {
-      const id = opIds();
-      await store.operationsInsert({
-        operation: {
-          id,
-          tenant: "a",
-          kind,
-          filter,
-          params,
-          state: "queued",
-          scanned: 0,
-          changed: 0,
-          skipped: 0,
-          cursor: null,
-          error: null,
-          createdAt: T0,
-          updatedAt: T0,
-          finishedAt: null,
-        },
-      });
-      for (;;) {
-        const r = (await store.operationStep({ id, now: T0 + 1000, limit: 2 }))!;
-        if (r.operation.state !== "running" && r.operation.state !== "queued") return r.operation;
-      }
+      const op = newOperation({ id: opIds(), tenant: "a", kind, filter, params }, T0);
+      await store.operationsInsert({ operation: op });
+      return (await operationRunAll(store, op.id, 2, T0 + 1000)).op;
     }
 
     it("bulk operations by filter count, move, cancel and erase held jobs; the pause's count follows", async () => {
@@ -251,37 +206,8 @@ export function describeHeldContract(name: string, makeStore: () => Promise<Stor
 
     it("a series' change and delete cancel its held occurrence; the new one is held too", async () => {
       const FIRST = T0 + HOUR;
-      const occurrence = (at: number) => ({
-        at,
-        nominal: new Date(at).toISOString().slice(0, 19),
-        key: new Date(at).toISOString().slice(0, 19),
-        mapping: "exact" as const,
-      });
-      const record = newSeriesRecord(
-        {
-          id: newId(),
-          tenant: "a",
-          key: null,
-          rule: { cron: "0 * * * *" },
-          timeZone: "UTC",
-          gap: "shift",
-          overlap: "first",
-          misfire: "fire-once",
-          misfireLimit: 100,
-          misfireToleranceMs: 60_000,
-          startAt: null,
-          endAt: null,
-          count: null,
-          template: {
-            target: "mail",
-            payload: null,
-            targetOptions: null,
-            maxAttempts: 1,
-            expireAfterMs: null,
-          },
-        },
-        T0,
-      );
+      const occurrence = utcOccurrence;
+      const record = dailySeries(newId(), T0, { template: { target: "mail" } });
       const first = withNext(record, occurrence(FIRST), newId, T0);
       await store.schedulesInsert({ schedule: first.schedule, job: first.job, now: T0 });
       const p = await pauseAll({ tenant: true });

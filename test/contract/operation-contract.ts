@@ -1,14 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createIdGenerator } from "../../src/core/ids.js";
 import type { NewJob } from "../../src/core/job.js";
-import type {
-  Operation,
-  OperationFilter,
-  OperationKind,
-  OperationParams,
+import {
+  newOperation,
+  type Operation,
+  type OperationFilter,
+  type OperationKind,
+  type OperationParams,
 } from "../../src/core/operation.js";
 import { withCallback } from "../../src/engine/callbacks.js";
 import type { Store } from "../../src/store/store.js";
+import { operationRunAll } from "../support/store-steps.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const HOUR = 3_600_000;
@@ -62,36 +64,13 @@ export function describeOperationContract(name: string, makeStore: () => Promise
       tenant = "acme",
     ): Promise<Operation> {
       return store.operationsInsert({
-        operation: {
-          id: opIds(),
-          tenant,
-          kind,
-          filter,
-          params,
-          state: "queued",
-          scanned: 0,
-          changed: 0,
-          skipped: 0,
-          cursor: null,
-          error: null,
-          createdAt: T0,
-          updatedAt: T0,
-          finishedAt: null,
-        },
+        operation: newOperation({ id: opIds(), tenant, kind, filter, params }, T0),
       });
     }
 
     /** Runs every batch of `limit` jobs; resolves to the final record and the batches run. */
-    async function runAll(id: string, limit: number, now = T0 + 1000) {
-      let batches = 0;
-      for (;;) {
-        const r = await store.operationStep({ id, now, limit });
-        batches++;
-        if (!r || (r.operation.state !== "running" && r.operation.state !== "queued")) {
-          return { op: r!.operation, batches };
-        }
-      }
-    }
+    const runAll = (id: string, limit: number, now = T0 + 1000) =>
+      operationRunAll(store, id, limit, now);
 
     async function kinds(ids: readonly string[]) {
       const page = await store.changesRead({ tenant: "acme", limit: 10_000 });

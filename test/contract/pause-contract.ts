@@ -1,9 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createIdGenerator } from "../../src/core/ids.js";
 import type { NewJob } from "../../src/core/job.js";
 import { pauseExpiredError, type OnResume, type PauseScope } from "../../src/core/pause.js";
 import type { PauseStore } from "../../src/store/pause-store.js";
 import type { Store } from "../../src/store/store.js";
+import { pausingStorePerTest } from "../support/jobs.js";
+import { claimAllDue, pausesWorkAll } from "../support/store-steps.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const HOUR = 3_600_000;
@@ -15,23 +17,16 @@ const HOUR = 3_600_000;
  */
 export function describePauseContract(name: string, makeStore: () => Promise<Store>): void {
   describe(`store contract (pauses): ${name}`, () => {
+    const per = pausingStorePerTest(makeStore);
     let store: Store;
     let pauses: PauseStore;
     let newId: () => string;
 
-    beforeEach(async (ctx) => {
-      store = await makeStore();
-      if (!store.pauses) {
-        await store.close();
-        ctx.skip();
-        return;
-      }
-      pauses = store.pauses;
+    beforeEach(() => {
+      store = per.store;
+      pauses = per.pauses;
       let clockForIds = T0;
       newId = createIdGenerator(() => clockForIds++);
-    });
-    afterEach(async () => {
-      if (store.pauses) await store.close();
     });
 
     function job(over: Partial<NewJob> & { dueAt: number }): NewJob {
@@ -52,21 +47,13 @@ export function describePauseContract(name: string, makeStore: () => Promise<Sto
       return (await store.jobsInsert({ jobs, now })).map((r) => r.job);
     }
 
-    async function claimAll(now: number) {
-      await store.bucketsStage({ until: now + HOUR, maxRows: 100_000 });
-      return store.jobsClaimDue({ now, dueBefore: now, limit: 1000, leaseMs: 30_000, owner: "n" });
-    }
+    const claimAll = (now: number) => claimAllDue(store, now);
 
     async function pause(scope: PauseScope, onResume: OnResume = "fire", tenant = "a", now = T0) {
       return pauses.pauseInsert({ pause: { id: newId(), tenant, scope, onResume }, now });
     }
 
-    async function workAll(now: number, limit = 2) {
-      for (let i = 0; i < 1000; i++) {
-        if (!(await pauses.pausesWork({ now, limit })).more) return;
-      }
-      throw new Error("pause work never ended");
-    }
+    const workAll = (now: number, limit = 2) => pausesWorkAll(pauses, now, limit);
 
     it("a tenant pause holds its pending jobs (batches), claims take the others", async () => {
       const mine = await insert([0, 1, 2, 3, 4].map((i) => job({ dueAt: T0 + i * HOUR })));

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, expect } from "vitest";
 import type { Scheduler } from "../../src/api/scheduler.js";
 import { createIdGenerator } from "../../src/core/ids.js";
 import type { NewJob } from "../../src/core/job.js";
+import type { PauseStore } from "../../src/store/pause-store.js";
 import type { Store } from "../../src/store/store.js";
 
 /** Builds valid NewJobs with ids made from `idTime` on (the store places them). */
@@ -41,6 +42,30 @@ export function freshStorePerTest(makeStore: () => Promise<Store>): { readonly s
     get store(): Store {
       if (!store) throw new Error("the store is made per test: read it inside a test");
       return store;
+    },
+  };
+}
+
+/**
+ * freshStorePerTest for a store's pauses: every test of the calling `describe` is skipped
+ * where the store has no `pauses` member (its capability is undeclared).
+ */
+export function pausingStorePerTest(makeStore: () => Promise<Store>): {
+  readonly store: Store;
+  readonly pauses: PauseStore;
+} {
+  const fresh = freshStorePerTest(makeStore);
+  beforeEach((ctx) => {
+    if (!fresh.store.pauses) ctx.skip();
+  });
+  return {
+    get store(): Store {
+      return fresh.store;
+    },
+    get pauses(): PauseStore {
+      const pauses = fresh.store.pauses;
+      if (!pauses) throw new Error(`store ${fresh.store.kind} has no pauses`);
+      return pauses;
     },
   };
 }

@@ -6,14 +6,13 @@ import {
   pauseExpiredError,
   resumeAction,
   scopeColumns,
-  scopeFromColumns,
   type NewPause,
-  type OnResume,
   type Pause,
   type PauseResumeResult,
   type PauseState,
   type PauseWorkResult,
 } from "../../core/pause.js";
+import { toPause, type PauseRow } from "../../store/pause-row.js";
 import { tagsFromColumn } from "../../core/tags.js";
 import type { PauseListenLoop, PauseStore } from "../../store/pause-store.js";
 import { inTransaction, withRetry } from "./connection.js";
@@ -33,33 +32,10 @@ import { rowToJob, type JobRow } from "./rows.js";
  * notification ("pauses", the schema's channel) reaches them (onPausesChanged).
  */
 
-interface PauseRow {
-  id: string;
-  tenant: string;
-  scope_kind: string;
-  scope_value: string;
-  on_resume: string;
-  state: string;
-  paused_at: number;
-  resumed_at: number | null;
-  held: number;
-  hold_done: boolean;
+/** A pause row with this store's hold pass position (index jobs_live_tenant_due). */
+interface PgPauseRow extends PauseRow {
   hold_due: number;
   hold_id: string;
-}
-
-function toPause(r: PauseRow): Pause {
-  return {
-    id: r.id,
-    tenant: r.tenant,
-    scope: scopeFromColumns(r.scope_kind, r.scope_value),
-    onResume: r.on_resume as OnResume,
-    state: r.state as PauseState,
-    pausedAt: r.paused_at,
-    resumedAt: r.resumed_at,
-    heldJobs: Number(r.held),
-    holdComplete: r.hold_done,
-  };
 }
 
 /** What the pause members need of the store. */
@@ -143,7 +119,7 @@ export async function holdClaimedJobs(
 }
 
 async function activeLocked(c: pg.ClientBase, sql: PauseStatements): Promise<Pause[]> {
-  return (await c.query<PauseRow>(sql.activeLocked)).rows.map(toPause);
+  return (await c.query<PgPauseRow>(sql.activeLocked)).rows.map(toPause);
 }
 
 /** The store's `pauses` member (see the file's comment). */
@@ -155,7 +131,7 @@ export class PostgresPauseStore implements PauseStore {
     const { kind, value } = scopeColumns(p.scope);
     const { rows } = await this.d.run("inserting a pause", () =>
       withRetry(() =>
-        this.d.pool.query<PauseRow>(this.d.sql.insert, [
+        this.d.pool.query<PgPauseRow>(this.d.sql.insert, [
           p.id,
           p.tenant,
           kind,
@@ -171,7 +147,7 @@ export class PostgresPauseStore implements PauseStore {
 
   async pauseGet(params: { id: string; tenant?: string }): Promise<Pause | null> {
     const { rows } = await this.d.run("reading a pause", () =>
-      this.d.pool.query<PauseRow>(this.d.sql.byId, [params.id]),
+      this.d.pool.query<PgPauseRow>(this.d.sql.byId, [params.id]),
     );
     const row = rows[0];
     if (!row || (params.tenant !== undefined && row.tenant !== params.tenant)) return null;
@@ -180,7 +156,7 @@ export class PostgresPauseStore implements PauseStore {
 
   async pausesList(params: { tenant?: string; states?: readonly PauseState[] }): Promise<Pause[]> {
     const { rows } = await this.d.run("listing pauses", () =>
-      this.d.pool.query<PauseRow>(this.d.sql.list, [
+      this.d.pool.query<PgPauseRow>(this.d.sql.list, [
         params.tenant ?? null,
         params.states === undefined ? null : [...params.states],
       ]),
@@ -197,7 +173,7 @@ export class PostgresPauseStore implements PauseStore {
     if (!before) return { outcome: "not-found" };
     const { rows } = await this.d.run("resuming a pause", () =>
       withRetry(() =>
-        this.d.pool.query<PauseRow>(this.d.sql.resume, [
+        this.d.pool.query<PgPauseRow>(this.d.sql.resume, [
           params.id,
           params.now,
           this.d.notifier.channel,
@@ -222,7 +198,7 @@ export class PostgresPauseStore implements PauseStore {
     const r = await this.d.run("holding or releasing paused jobs", () =>
       withRetry(() =>
         inTransaction(this.d.pool, async (c) => {
-          const row = (await c.query<PauseRow>(this.d.sql.withWork)).rows[0];
+          const row = (await c.query<PgPauseRow>(this.d.sql.withWork)).rows[0];
           if (!row) return { held: 0, released: 0, more: false, earliest: null };
           if (row.state === "active") {
             return { held: await this.holdStep(c, row, limit, now), released: 0, more: true };
@@ -259,7 +235,7 @@ export class PostgresPauseStore implements PauseStore {
    * pass's cursor (jobs written since the pause are held by the insert, or by the claim if
    * they come back to jobs_live). The pass ends when a batch comes back short.
    */
-  private async holdStep(c: pg.ClientBase, row: PauseRow, limit: number, now: number) {
+  private async holdStep(c: pg.ClientBase, row: PgPauseRow, limit: number, now: number) {
     const pause = toPause(row);
     const { rows } = await c.query<{
       rel: number;

@@ -1,10 +1,5 @@
-import {
-  pauseCovering,
-  scopeFromColumns,
-  type OnResume,
-  type Pause,
-  type PauseState,
-} from "../../core/pause.js";
+import { pauseCovering, type Pause } from "../../core/pause.js";
+import { toPause, type PauseRow } from "../../store/pause-row.js";
 import type { SqliteContext } from "./context.js";
 import { rowPauseFields, type JobTuple, type StoredJob } from "./rows.js";
 
@@ -13,33 +8,6 @@ import { rowPauseFields, type JobTuple, type StoredJob } from "./rows.js";
  * cancel, pauses.ts): a held job keeps its `jobs` row and gets a `held` row, and is kept out of
  * `hot`. Each function runs inside the caller's write transaction.
  */
-
-export interface PauseRow {
-  id: string;
-  tenant: string;
-  scope_kind: string;
-  scope_value: string;
-  on_resume: string;
-  state: string;
-  paused_at: number;
-  resumed_at: number | null;
-  held: number;
-  hold_done: number;
-}
-
-export function toPause(r: PauseRow): Pause {
-  return {
-    id: r.id,
-    tenant: r.tenant,
-    scope: scopeFromColumns(r.scope_kind, r.scope_value),
-    onResume: r.on_resume as OnResume,
-    state: r.state as PauseState,
-    pausedAt: r.paused_at,
-    resumedAt: r.resumed_at,
-    heldJobs: r.held,
-    holdComplete: r.hold_done === 1,
-  };
-}
 
 /** The pauses that hold now (a tiny table: one read per insert and per claim that found jobs). */
 export function activePauses(ctx: SqliteContext): Pause[] {

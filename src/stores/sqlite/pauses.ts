@@ -12,7 +12,8 @@ import {
 import type { Job } from "../../core/job.js";
 import type { PauseStore } from "../../store/pause-store.js";
 import type { SqliteContext } from "./context.js";
-import { holdJobs, toPause, type Holdable, type PauseRow } from "./held.js";
+import { toPause, type PauseRow } from "../../store/pause-row.js";
+import { holdJobs, type Holdable } from "./held.js";
 import { tagsFromColumn } from "../../core/tags.js";
 import { CounterDeltas, rowToJob, type JobTuple } from "./rows.js";
 import { advanceClaimed } from "./series.js";
