@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { advanceSeries, newSeriesRecord, type Schedule } from "../../src/core/series.js";
+import { advanceSeries, type Schedule } from "../../src/core/series.js";
+import { dailySeries } from "../support/series.js";
 
 /**
  * A series' step past the occurrences it missed (fire-once and skip): the series of one rule
@@ -15,32 +16,13 @@ function minutely(
   nextAt: number,
   misfire: Schedule["misfire"] = "fire-once",
 ): Schedule {
-  const def = newSeriesRecord(
-    {
-      id,
-      tenant: "t",
-      key: null,
-      rule: { cron: "* * * * *" },
-      timeZone: "UTC",
-      gap: "shift",
-      overlap: "first",
-      misfire,
-      misfireLimit: 100,
-      misfireToleranceMs: 60_000,
-      startAt: null,
-      endAt: null,
-      count: null,
-      template: {
-        target: "x",
-        payload: null,
-        targetOptions: null,
-        maxAttempts: 3,
-        expireAfterMs: null,
-      },
-    },
-    T - MIN,
-  );
-  return { ...def, nextJobId: `${id}-job`, nextAt, nextNominal: "pending" };
+  return dailySeries(id, T - MIN, {
+    rule: { cron: "* * * * *" },
+    misfire,
+    nextJobId: `${id}-job`,
+    nextAt,
+    nextNominal: "pending",
+  });
 }
 
 const ids = (() => {
