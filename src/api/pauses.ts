@@ -55,33 +55,27 @@ export class PauseOperations {
   async pause(input: PauseInput, opts: PauseCallOptions = {}): Promise<Pause> {
     const parsed = parsePauseInput(input);
     const tenant = opts.tenant ?? this.d.defaultTenant;
-    await this.checkOpenPauses(tenant);
-    const now = this.d.clock.now();
-    const pause = await this.pauses().pauseInsert({
+    const max = this.d.maxOpenPauses;
+    const r = await this.pauses().pauseInsert({
       pause: { id: this.d.newId(), tenant, ...parsed },
-      now,
+      now: this.d.clock.now(),
+      maxOpen: max,
     });
+    // Every claim probes the open pauses: they are bounded like every other input. The store
+    // counts them in the insert's transaction, so pauses made at once pass it one by one.
+    if (r.outcome === "too-many") {
+      throw new QuotaExceededError(
+        tenant,
+        "openPauses",
+        `at most ${max} open (active or resuming) pauses (maxOpenPauses); resume one first`,
+        `a pause beside ${r.open} open ones`,
+        PAUSE_RETRY_AFTER_MS,
+      );
+    }
+    const pause = r.pause;
     await this.d.handBack((job) => pauseMatches(pause, job));
     void this.d.work();
     return pause;
-  }
-
-  /**
-   * Refuses a pause past the tenant's maxOpenPauses. Read before the insert, not in its
-   * transaction: concurrent calls may pass it together, so the bound may be exceeded by the
-   * calls in flight, never without limit (each pause costs a probe of every claim).
-   */
-  private async checkOpenPauses(tenant: string): Promise<void> {
-    const max = this.d.maxOpenPauses;
-    const open = await this.pauses().pausesList({ tenant, states: ["active", "resuming"] });
-    if (open.length < max) return;
-    throw new QuotaExceededError(
-      tenant,
-      "openPauses",
-      `at most ${max} open (active or resuming) pauses (maxOpenPauses); resume one first`,
-      `a pause beside ${open.length} open ones`,
-      PAUSE_RETRY_AFTER_MS,
-    );
   }
 
   /**

@@ -192,6 +192,14 @@ export class PausesUnsupportedError extends DuetimeError {
 }
 
 /** `Store.pauseResume`'s answer. */
+/**
+ * What storing a pause did (`PauseStore.pauseInsert`): stored, or refused because its
+ * tenant already has `maxOpen` open (active or resuming) pauses, `open` of them.
+ */
+export type PauseInsertResult =
+  | { readonly outcome: "inserted"; readonly pause: Pause }
+  | { readonly outcome: "too-many"; readonly open: number };
+
 export type PauseResumeResult =
   | { readonly outcome: "resumed" | "already-resumed"; readonly pause: Pause }
   | { readonly outcome: "not-found" };

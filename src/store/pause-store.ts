@@ -1,6 +1,7 @@
 import type {
   NewPause,
   Pause,
+  PauseInsertResult,
   PauseResumeResult,
   PauseState,
   PauseWorkResult,
@@ -30,8 +31,16 @@ export interface PauseListenLoop {
  * its PauseKeeper's next pass.
  */
 export interface PauseStore {
-  /** Stores an active pause. */
-  pauseInsert(params: { pause: NewPause; now: number }): Promise<Pause>;
+  /**
+   * Stores an active pause; with `maxOpen`, only while its tenant has fewer open (active or
+   * resuming) pauses, counted in the insert's transaction so that pauses made at once on
+   * any number of nodes never pass the bound together.
+   */
+  pauseInsert(params: {
+    pause: NewPause;
+    now: number;
+    maxOpen?: number;
+  }): Promise<PauseInsertResult>;
 
   /** One pause by id, or null. With `tenant`, a pause of another tenant is null too. */
   pauseGet(params: { id: string; tenant?: string }): Promise<Pause | null>;

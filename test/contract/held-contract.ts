@@ -15,6 +15,7 @@ import type { Store } from "../../src/store/store.js";
 import { jobMaker, pausingStorePerTest } from "../support/jobs.js";
 import { dailySeries, utcOccurrence } from "../support/series.js";
 import { claimAllDue, operationRunAll, pausesWorkAll } from "../support/store-steps.js";
+import { inserted } from "../support/pauses.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const HOUR = 3_600_000;
@@ -58,10 +59,9 @@ export function describeHeldContract(name: string, makeStore: () => Promise<Stor
     }
 
     async function pauseAll(scope: PauseScope, onResume: OnResume = "fire", tenant = "a") {
-      const p = await pauses.pauseInsert({
-        pause: { id: newId(), tenant, scope, onResume },
-        now: T0,
-      });
+      const p = inserted(
+        await pauses.pauseInsert({ pause: { id: newId(), tenant, scope, onResume }, now: T0 }),
+      );
       await workAll(T0);
       return p;
     }

@@ -6,6 +6,7 @@ import type { PauseStore } from "../../src/store/pause-store.js";
 import type { Store } from "../../src/store/store.js";
 import { pausingStorePerTest } from "../support/jobs.js";
 import { claimAllDue, pausesWorkAll } from "../support/store-steps.js";
+import { inserted } from "../support/pauses.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const HOUR = 3_600_000;
@@ -50,7 +51,9 @@ export function describePauseContract(name: string, makeStore: () => Promise<Sto
     const claimAll = (now: number) => claimAllDue(store, now);
 
     async function pause(scope: PauseScope, onResume: OnResume = "fire", tenant = "a", now = T0) {
-      return pauses.pauseInsert({ pause: { id: newId(), tenant, scope, onResume }, now });
+      return inserted(
+        await pauses.pauseInsert({ pause: { id: newId(), tenant, scope, onResume }, now }),
+      );
     }
 
     const workAll = (now: number, limit = 2) => pausesWorkAll(pauses, now, limit);

@@ -3,6 +3,7 @@ import { pino } from "pino";
 import { Writable } from "node:stream";
 import { PauseKeeper } from "../../src/engine/pause-keeper.js";
 import { makeHarness, silentLogger } from "../support/harness.js";
+import { inserted } from "../support/pauses.js";
 
 const HOUR = 3_600_000;
 
@@ -12,10 +13,12 @@ async function pausedMail() {
   for (let i = 1; i <= 3; i++)
     await h.scheduler.schedule({ target: "mail", dueAt: h.clock.now() + i * HOUR });
   // straight into the store: the scheduler's pause() would run the work itself
-  const pause = await h.store.pauses!.pauseInsert({
-    pause: { id: "p1", tenant: "default", scope: { target: "mail" }, onResume: "fire" },
-    now: h.clock.now(),
-  });
+  const pause = inserted(
+    await h.store.pauses!.pauseInsert({
+      pause: { id: "p1", tenant: "default", scope: { target: "mail" }, onResume: "fire" },
+      now: h.clock.now(),
+    }),
+  );
   return { h, pause };
 }
 

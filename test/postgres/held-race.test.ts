@@ -3,6 +3,7 @@ import { createIdGenerator } from "../../src/core/ids.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
 import { statements } from "../../src/stores/postgres/statements.js";
 import { freshSchema, usePostgresServer } from "../support/postgres-server.js";
+import { inserted } from "../support/pauses.js";
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const HOUR = 3_600_000;
@@ -54,10 +55,12 @@ describe("postgres: a held job rescheduled during its pause's release", () => {
       now: T0,
     });
     const job = r!.job;
-    const pause = await store.pauses.pauseInsert({
-      pause: { id: newId(), tenant: "a", scope: { tenant: true }, onResume: "fire" },
-      now: T0,
-    });
+    const pause = inserted(
+      await store.pauses.pauseInsert({
+        pause: { id: newId(), tenant: "a", scope: { tenant: true }, onResume: "fire" },
+        now: T0,
+      }),
+    );
     while ((await store.pauses.pausesWork({ now: T0, limit: 10 })).more);
     expect(await store.jobGet({ id: job.id })).toMatchObject({ pausedBy: pause.id });
     await store.pauses.pauseResume({ id: pause.id, now: T0 + 1000 });

@@ -40,6 +40,15 @@ export function pauseStatements(schema: string) {
       )
       SELECT p.*, n.sent FROM p
         CROSS JOIN LATERAL (SELECT pg_notify($7, 'pauses') IS NULL AS sent FROM p) n`,
+    /**
+     * For maxOpen: a lock on the schema's tenant ($1: the schema's notification channel and
+     * the tenant, pauses.ts) to the transaction's end, so a second insert of the tenant waits until the first commits and
+     * its count (a statement of its own, a fresh snapshot: READ COMMITTED) sees the row. The
+     * one-bigint form: the liveness locks' two-int keys are another key space.
+     */
+    openLock: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
+    /** The tenant's open (active or resuming) pauses (index pauses_tenant). */
+    openCount: `SELECT count(*)::int AS n FROM ${s}.pauses WHERE tenant = $1 AND state <> 'resumed'`,
     /** Primary key. */
     byId: `SELECT ${pauseCols} FROM ${s}.pauses WHERE id = $1`,
     /** Primary key order, or index pauses_tenant; the table holds a row per pause ever made. */

@@ -8,6 +8,7 @@ import {
   scopeColumns,
   type NewPause,
   type Pause,
+  type PauseInsertResult,
   type PauseResumeResult,
   type PauseState,
   type PauseWorkResult,
@@ -126,23 +127,35 @@ async function activeLocked(c: pg.ClientBase, sql: PauseStatements): Promise<Pau
 export class PostgresPauseStore implements PauseStore {
   constructor(private readonly d: PgPauseDeps) {}
 
-  async pauseInsert(params: { pause: NewPause; now: number }): Promise<Pause> {
+  async pauseInsert(params: {
+    pause: NewPause;
+    now: number;
+    maxOpen?: number;
+  }): Promise<PauseInsertResult> {
     const p = params.pause;
     const { kind, value } = scopeColumns(p.scope);
-    const { rows } = await this.d.run("inserting a pause", () =>
+    const args = [p.id, p.tenant, kind, value, p.onResume, params.now, this.d.notifier.channel];
+    const inserted = (rows: PgPauseRow[]) => ({
+      outcome: "inserted" as const,
+      pause: toPause(rows[0]!),
+    });
+    const max = params.maxOpen;
+    if (max === undefined) {
+      const { rows } = await this.d.run("inserting a pause", () =>
+        withRetry(() => this.d.pool.query<PgPauseRow>(this.d.sql.insert, args)),
+      );
+      return inserted(rows);
+    }
+    return this.d.run("inserting a pause", () =>
       withRetry(() =>
-        this.d.pool.query<PgPauseRow>(this.d.sql.insert, [
-          p.id,
-          p.tenant,
-          kind,
-          value,
-          p.onResume,
-          params.now,
-          this.d.notifier.channel,
-        ]),
+        inTransaction(this.d.pool, async (c): Promise<PauseInsertResult> => {
+          await c.query(this.d.sql.openLock, [`${this.d.notifier.channel}/pauses/${p.tenant}`]);
+          const open = (await c.query<{ n: number }>(this.d.sql.openCount, [p.tenant])).rows[0]!.n;
+          if (open >= max) return { outcome: "too-many", open };
+          return inserted((await c.query<PgPauseRow>(this.d.sql.insert, args)).rows);
+        }),
       ),
     );
-    return toPause(rows[0]!);
   }
 
   async pauseGet(params: { id: string; tenant?: string }): Promise<Pause | null> {

@@ -18,6 +18,8 @@ export const PAUSE_SQL = {
       -9223372036854775808, 0, 0)`,
   pauseById: `SELECT ${PAUSE_COLUMNS} FROM pauses WHERE id = ?`,
   /** Primary key order (creation order); the table holds a row per pause ever made. */
+  /** The tenant's open (active or resuming) pauses, for maxOpen: counted in the insert's transaction. */
+  pausesOpenCount: `SELECT count(*) AS n FROM pauses WHERE tenant = @tenant AND state <> 'resumed'`,
   pausesAll: `SELECT ${PAUSE_COLUMNS} FROM pauses
     WHERE (@tenant IS NULL OR tenant = @tenant) ORDER BY id`,
   /** Index pauses_state: the pauses that hold (read by every claim that finds due jobs). */

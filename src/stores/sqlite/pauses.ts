@@ -5,6 +5,7 @@ import {
   scopeColumns,
   type NewPause,
   type Pause,
+  type PauseInsertResult,
   type PauseResumeResult,
   type PauseState,
   type PauseWorkResult,
@@ -195,10 +196,21 @@ function expire(
 export class SqlitePauseStore implements PauseStore {
   constructor(private readonly ctx: SqliteContext) {}
 
-  async pauseInsert(params: { pause: NewPause; now: number }): Promise<Pause> {
-    return this.ctx.write("inserting a pause", () =>
-      insertPause(this.ctx, params.pause, params.now),
-    );
+  async pauseInsert(params: {
+    pause: NewPause;
+    now: number;
+    maxOpen?: number;
+  }): Promise<PauseInsertResult> {
+    return this.ctx.write("inserting a pause", (): PauseInsertResult => {
+      if (params.maxOpen !== undefined) {
+        // in the write transaction: no other connection writes a pause between count and insert
+        const row = this.ctx.s.pausesOpenCount.get({ tenant: params.pause.tenant }) as {
+          n: number;
+        };
+        if (row.n >= params.maxOpen) return { outcome: "too-many", open: row.n };
+      }
+      return { outcome: "inserted", pause: insertPause(this.ctx, params.pause, params.now) };
+    });
   }
 
   async pauseGet(params: { id: string; tenant?: string }): Promise<Pause | null> {
