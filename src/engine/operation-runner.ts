@@ -4,19 +4,27 @@ import { ACTIVE_OPERATION_STATES, type Operation } from "../core/operation.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
 
-/** Most active operations one pass serves (a batch each, oldest first). */
+/** Most active operations one pass reads (a batch each at most, oldest first). */
 const MAX_PER_PASS = 16;
 /**
- * Longest a batch should hold the event loop, in ms. A store that does its work before its
+ * Longest a pass should hold the event loop, in ms. A store that does its work before its
  * call returns (SQLite) holds the loop for the whole batch, and the timing wheel's jobs wait
- * behind it: a batch of 2,000 cancels held it 60-920 ms (bench/bulk-cancel.ts). An
- * operation's first batch reads MIN_BATCH jobs; a batch under the budget lets the next grow,
- * at most doubling, up to batchSize, and one over it shrinks the next to what fits. A store
- * that works asynchronously (PostgreSQL) returns at once, so its batches grow to batchSize.
+ * behind it: a batch of 2,000 cancels held it 60-920 ms (bench/bulk-cancel.ts). So each
+ * batch is sized to the budget from an estimate of what a job of its operation costs (see
+ * jobCostAfter and batchFor), and a pass ends once its batches held the loop that long: the
+ * next pass runs after the event loop's turn (a pass that leaves work returns 0 to its
+ * loop, which waits for setImmediate), so due jobs fire between batches. A store that works
+ * asynchronously (PostgreSQL) returns at once: its batches grow to batchSize and one pass
+ * serves every active operation.
  */
 const HOLD_BUDGET_MS = 20;
-/** An operation's first batch, and the least a shrunk one reads (below it the record's own writes dominate). */
-const MIN_BATCH = 100;
+/** An operation's first batch, before its cost is known. */
+const FIRST_BATCH = 100;
+/**
+ * The least a batch reads however slow its jobs are (below it the record's own read and
+ * write, and the commit, dominate a batch).
+ */
+const MIN_BATCH = 25;
 
 /** What an OperationRunner is made of. */
 export interface OperationRunnerDeps {
@@ -50,8 +58,10 @@ export interface OperationRunnerDeps {
  */
 export class OperationRunner {
   private readonly loop: ServiceLoop;
-  /** The next batch's size per active operation (see HOLD_BUDGET_MS). */
-  private readonly limits = new Map<string, number>();
+  /** Per active operation: its last batch's size and the loop time a job costs, in ms. */
+  private readonly sizing = new Map<string, { limit: number; jobMs: number | undefined }>();
+  /** The operation the last pass served last: the next pass starts after it. */
+  private lastServed = "";
 
   constructor(private readonly d: OperationRunnerDeps) {
     this.loop = new ServiceLoop({
@@ -76,40 +86,82 @@ export class OperationRunner {
     this.loop.wake();
   }
 
-  /** One batch of each active operation; resolves to how many are still active after it. */
+  /**
+   * A batch of each active operation, in turn from after the one served last, until the
+   * batches have held the event loop HOLD_BUDGET_MS; resolves to how many are still active.
+   */
   async runOnce(): Promise<number> {
     const active = await this.d.store.operationsList({
       states: ACTIVE_OPERATION_STATES,
       limit: MAX_PER_PASS,
     });
+    // oldest first (the list is newest first), from after the last one served
+    const oldest = active.reverse();
+    const from = oldest.findIndex((op) => op.id > this.lastServed);
+    const turn = from <= 0 ? oldest : [...oldest.slice(from), ...oldest.slice(0, from)];
     let left = 0;
-    // oldest first: the list is newest first
-    for (const op of active.reverse()) {
-      const limit = this.limits.get(op.id) ?? Math.min(MIN_BATCH, this.d.batchSize);
-      const started = performance.now();
-      const now = this.d.clock.now();
-      const step = this.d.store.operationStep({ id: op.id, now, limit });
-      const heldMs = performance.now() - started;
-      const r = await step;
-      this.limits.delete(op.id);
-      if (!r) continue;
-      this.d.onProgress?.(r.operation);
-      const moved = r.operation.changed > op.changed ? movedDueAt(r.operation, now) : null;
-      if (moved !== null) this.d.onMoved?.(moved);
-      if (r.operation.state === "queued" || r.operation.state === "running") {
-        left++;
-        this.limits.set(op.id, nextBatch(limit, r.scanned, heldMs, this.d.batchSize));
+    let heldMs = 0;
+    for (const op of turn) {
+      if (heldMs >= HOLD_BUDGET_MS) {
+        left++; // its turn comes in the next pass
+        continue;
       }
+      const step = await this.stepOnce(op);
+      heldMs += step.heldMs;
+      if (step.active) left++;
     }
     return left;
   }
+
+  /** One batch of `op`, sized to the budget; whether it is still active after it. */
+  private async stepOnce(op: Operation): Promise<{ heldMs: number; active: boolean }> {
+    const was = this.sizing.get(op.id);
+    const limit = batchFor(was?.jobMs, was?.limit, this.d.batchSize);
+    const started = performance.now();
+    const now = this.d.clock.now();
+    const step = this.d.store.operationStep({ id: op.id, now, limit });
+    const heldMs = performance.now() - started;
+    const r = await step;
+    this.lastServed = op.id;
+    this.sizing.delete(op.id);
+    if (!r) return { heldMs, active: false };
+    this.d.onProgress?.(r.operation);
+    const moved = r.operation.changed > op.changed ? movedDueAt(r.operation, now) : null;
+    if (moved !== null) this.d.onMoved?.(moved);
+    const active = r.operation.state === "queued" || r.operation.state === "running";
+    if (active)
+      this.sizing.set(op.id, { limit, jobMs: jobCostAfter(was?.jobMs, r.scanned, heldMs) });
+    return { heldMs, active };
+  }
 }
 
-/** The size of an operation's next batch after one of `limit` read `scanned` jobs holding the loop `heldMs`. */
-export function nextBatch(limit: number, scanned: number, heldMs: number, max: number): number {
-  if (scanned === 0 || heldMs <= 0) return limit;
-  const fits = Math.floor((HOLD_BUDGET_MS * scanned) / heldMs);
-  return Math.max(Math.min(MIN_BATCH, max), Math.min(max, 2 * limit, fits));
+/**
+ * The estimate of the event loop time a job of an operation costs, in ms, after a batch read
+ * `scanned` jobs holding the loop `heldMs`: a slower batch moves it half way up at once (the
+ * store got slower: a loaded machine, a larger file), a faster one only a quarter of the way
+ * down (one quick batch, its pages cached, says little of the next). Unknown until a batch
+ * read something.
+ */
+export function jobCostAfter(
+  was: number | undefined,
+  scanned: number,
+  heldMs: number,
+): number | undefined {
+  if (scanned === 0) return was;
+  const seen = Math.max(0, heldMs) / scanned;
+  if (was === undefined) return seen;
+  return was + (seen - was) * (seen > was ? 0.5 : 0.25);
+}
+
+/**
+ * The size of an operation's next batch: what fits in HOLD_BUDGET_MS at `jobMs` a job, at
+ * least MIN_BATCH, at most twice the last batch (an estimate from a small batch may be too
+ * cheap) and at most `max`. FIRST_BATCH before anything is known.
+ */
+export function batchFor(jobMs: number | undefined, last: number | undefined, max: number): number {
+  if (jobMs === undefined || last === undefined) return Math.min(FIRST_BATCH, max);
+  const fits = jobMs <= 0 ? max : Math.floor(HOLD_BUDGET_MS / jobMs);
+  return Math.max(Math.min(MIN_BATCH, max), Math.min(max, 2 * last, fits));
 }
 
 /**

@@ -118,6 +118,46 @@ export function describeOperationContract(name: string, makeStore: () => Promise
       });
     });
 
+    it("a batch cancelling jobs of many buckets, some staged, leaves exact counters and no due entry", async () => {
+      // one batch of 40: 10 due in the first hour (staged, so in the due index) and 30 over
+      // 30 later hours, beside a job of the first hour that stays
+      const staged = await insert(
+        Array.from({ length: 10 }, (_, i) => job({ dueAt: T0 + 10 + i })),
+      );
+      const later = await insert(
+        Array.from({ length: 30 }, (_, i) => job({ dueAt: T0 + (i + 2) * HOUR + i })),
+      );
+      const [stays] = await insert([job({ target: "other", dueAt: T0 + 500 })]);
+      await store.bucketsStage({ until: T0 + 1000, maxRows: 100_000 });
+      expect((await store.jobsNextDue({ now: T0 })).earliestDue).toBe(T0 + 10);
+      const op = await start("cancel", { target: "remind" });
+      const { op: done, batches } = await runAll(op.id, 50);
+      expect(batches).toBe(1);
+      expect(done).toMatchObject({ state: "done", scanned: 41, changed: 40, skipped: 0 });
+      // the cancelled jobs' due entries went with them: the earliest is the job that stays
+      expect((await store.jobsNextDue({ now: T0 })).earliestDue).toBe(stays!.dueAt);
+      const counts = await store.bucketsCounts({ from: T0 - HOUR, to: T0 + 40 * HOUR });
+      // one counter left, the emptied buckets' rows gone
+      expect(counts.map((c) => c.pending)).toEqual([1]);
+      expect(await store.jobsCountByStatus({ tenant: "acme" })).toMatchObject({
+        pending: 1,
+        cancelled: 40,
+      });
+      const all = [...staged, ...later];
+      for (const j of all) {
+        expect(await store.jobGet({ id: j.id })).toMatchObject({
+          status: "cancelled",
+          version: j.version + 1,
+          attempts: 0,
+        });
+      }
+      const page = await store.changesRead({ tenant: "acme", limit: 1000 });
+      const cancels = page.changes.filter((c) => c.kind === "cancelled");
+      expect(cancels.map((c) => c.id)).toEqual(all.map((j) => j.id));
+      expect(cancels.every((c) => c.status === "cancelled")).toBe(true);
+      expect(cancels.map((c) => c.dueAt)).toEqual(all.map((j) => j.dueAt));
+    });
+
     it("resumes from the stored cursor: a record read back continues where the last batch ended", async () => {
       const jobs = await insert(Array.from({ length: 5 }, () => job()));
       const op = await start("reschedule", { status: ["pending"] }, { shiftMs: 60_000 });

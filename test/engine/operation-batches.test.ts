@@ -1,27 +1,46 @@
 import { describe, expect, it } from "vitest";
-import { nextBatch } from "../../src/engine/operation-runner.js";
+import { batchFor, jobCostAfter } from "../../src/engine/operation-runner.js";
 
-// The runner's time-box (HOLD_BUDGET_MS 20, MIN_BATCH 100): a batch that held the event loop
-// past the budget shrinks its operation's next batch, so firing is not stalled behind it.
+// The runner's time-box (HOLD_BUDGET_MS 20, FIRST_BATCH 100, MIN_BATCH 25): each batch is
+// sized from an estimate of the event loop time a job of its operation costs, so a batch
+// holds the loop about the budget whatever the last batch did, and firing is not stalled.
 describe("operation batch sizes", () => {
-  it("shrinks a batch that held the event loop past the budget to what fits in it", () => {
-    // 2,000 jobs in 80 ms: 40 us a job, 500 fit in 20 ms
-    expect(nextBatch(2000, 2000, 80, 2000)).toBe(500);
+  it("reads 100 jobs first (or batchSize when smaller), before any cost is known", () => {
+    expect(batchFor(undefined, undefined, 2000)).toBe(100);
+    expect(batchFor(undefined, undefined, 10)).toBe(10);
   });
 
-  it("grows back at most twofold, and never past batchSize", () => {
-    expect(nextBatch(500, 500, 1, 2000)).toBe(1000);
-    expect(nextBatch(1000, 1000, 1, 2000)).toBe(2000);
-    expect(nextBatch(2000, 2000, 1, 2000)).toBe(2000);
+  it("sizes a batch to what fits in 20 ms at the estimated cost", () => {
+    // 40 us a job: 500 fit
+    expect(batchFor(0.04, 2000, 2000)).toBe(500);
+    expect(batchFor(0.01, 2000, 2000)).toBe(2000); // 2,000 fit: batchSize caps it
   });
 
-  it("keeps at least 100 jobs (or batchSize when smaller)", () => {
-    expect(nextBatch(2000, 2000, 10_000, 2000)).toBe(100);
-    expect(nextBatch(10, 10, 10_000, 10)).toBe(10);
+  it("grows at most twofold from the last batch, and never past batchSize", () => {
+    expect(batchFor(0.001, 100, 2000)).toBe(200);
+    expect(batchFor(0.001, 1500, 2000)).toBe(2000);
   });
 
-  it("keeps the size when the store returned at once (async: PostgreSQL) or read nothing", () => {
-    expect(nextBatch(2000, 2000, 0, 2000)).toBe(2000);
-    expect(nextBatch(700, 0, 50, 2000)).toBe(700);
+  it("keeps at least 25 jobs (or batchSize when smaller), however slow", () => {
+    expect(batchFor(10, 2000, 2000)).toBe(25);
+    expect(batchFor(10, 10, 10)).toBe(10);
+  });
+
+  it("reads batchSize from a store that returns at once (asynchronous: PostgreSQL)", () => {
+    const cost = jobCostAfter(undefined, 2000, 0);
+    expect(cost).toBe(0);
+    expect(batchFor(cost, 2000, 2000)).toBe(2000);
+  });
+
+  it("believes a slower batch half way at once and a faster one only a quarter", () => {
+    expect(jobCostAfter(undefined, 100, 4)).toBeCloseTo(0.04);
+    // one batch held the loop 480 ms for 500 jobs (a checkpoint): half way up
+    const spiked = jobCostAfter(0.04, 500, 480)!;
+    expect(spiked).toBeCloseTo(0.5);
+    expect(batchFor(spiked, 500, 2000)).toBe(40); // not 20 (as if every job cost 0.96 ms)
+    // then fast batches bring it down a quarter of the way each
+    expect(jobCostAfter(spiked, 40, 40 * 0.04)).toBeCloseTo(0.385);
+    // a batch that read nothing says nothing
+    expect(jobCostAfter(0.04, 0, 5)).toBe(0.04);
   });
 });

@@ -1,7 +1,7 @@
 import { pauseCovering, type Pause } from "../../core/pause.js";
 import { toPause, type PauseRow } from "../../store/pause-row.js";
 import type { SqliteContext } from "./context.js";
-import { rowPauseFields, type JobTuple, type StoredJob } from "./rows.js";
+import { rowPauseFields, type JobTuple, type StoredState } from "./rows.js";
 
 /**
  * Holding jobs for pauses on SQLite, for every write that meets a pending job (insert, claim,
@@ -71,7 +71,7 @@ export function holdCovered(ctx: SqliteContext, rows: JobTuple[], now: number): 
  * pause holds it: a job no pause holds costs no statement (a bulk cancel of 2,000 jobs ran
  * 2,000 deletes that found nothing).
  */
-export function releaseFinished(ctx: SqliteContext, current: StoredJob): void {
+export function releaseFinished(ctx: SqliteContext, current: StoredState): void {
   if (current.job.pausedBy === null) return;
   const row = ctx.s.heldDelete.get(current.seq) as { pause_id: string } | undefined;
   if (row) ctx.s.pauseHeldAdd.run({ id: row.pause_id, n: -1 });

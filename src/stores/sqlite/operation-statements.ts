@@ -1,9 +1,10 @@
 /**
- * The SQLite statements of bulk operation records (see operations.ts), merged into
- * statements.ts's SQL. A record is one row of `operations` (primary key id, a ULID: rows
- * append in creation order).
+ * The SQLite statements of bulk operations (see operations.ts), merged into statements.ts's
+ * SQL: the records, one row of `operations` each (primary key id, a ULID: rows append in
+ * creation order), and the batches' reads of the jobs they walk.
  */
 import { OPERATION_COLUMNS } from "../../store/operation-row.js";
+import { JOB_STATE_COLUMNS, TAG_PAGE_FROM } from "./job-sql.js";
 
 const COLUMNS = OPERATION_COLUMNS.join(", ");
 const PLACEHOLDERS = OPERATION_COLUMNS.map((c) => `@${c}`).join(", ");
@@ -25,4 +26,23 @@ export const OPERATION_SQL = {
     WHERE id < @before AND (@tenant IS NULL OR tenant = @tenant)
       AND (@states IS NULL OR state IN (SELECT value FROM json_each(@states)))
     ORDER BY id DESC LIMIT @limit`,
+
+  /**
+   * A batch of a filter without tags: one tenant's jobs after a seq, in seq order (the rowid: a
+   * job's seq never changes, so a batch never meets a job it met before). Reads the rowid
+   * B-tree from the cursor, other tenants' rows included. Rows of JOB_STATE_COLUMNS (raw).
+   */
+  operationStateBySeq: `SELECT ${JOB_STATE_COLUMNS} FROM jobs j
+    LEFT JOIN claims c ON c.id = j.id
+    LEFT JOIN finished f ON f.due_at = j.due_at AND f.id = j.id
+    WHERE j.seq > ? AND j.tenant = ? ORDER BY j.seq LIMIT ?`,
+  /**
+   * A batch of a filter with tags (walkedTag): at most @limit entries of the tag's primary key
+   * range (tenant, tag, job_id) after @afterId, each entry's job by its seq (rowid), as
+   * statements.ts tagPage reads them, in JOB_STATE_COLUMNS (raw).
+   */
+  operationStateByTag: `SELECT ${JOB_STATE_COLUMNS} ${TAG_PAGE_FROM}`,
+  /** An erased job's outcome (unique index finished_due) and feed rows (index changes_job). */
+  finishedDeleteByJob: `DELETE FROM finished WHERE due_at = ? AND id = ?`,
+  changesDeleteByJob: `DELETE FROM changes WHERE job_id = ? AND tenant = ?`,
 };

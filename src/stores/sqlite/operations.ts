@@ -18,7 +18,7 @@ import type { OperationsListParams } from "../../store/store.js";
 import { cancelPending, movePendingOrDead } from "./changes.js";
 import type { SqliteContext } from "./context.js";
 import { releaseFinished } from "./held.js";
-import { CounterDeltas, decodeRow, type JobTuple, type StoredJob } from "./rows.js";
+import { CounterDeltas, rowToState, type JobTuple, type StoredState } from "./rows.js";
 import { tagsDrop } from "./tags.js";
 
 /**
@@ -28,36 +28,51 @@ import { tagsDrop } from "./tags.js";
  */
 
 /**
- * What a kind does to one job the batch decided to act on, inside the batch's
- * transaction: true when it changed it. The same transitions as the single-job calls
- * (changes.ts). A new kind adds its action here.
+ * What a kind does to the jobs of a batch it decided to act on, inside the batch's
+ * transaction: how many it changed. The same transitions as the single-job calls
+ * (changes.ts); a cancel's are set-based, one statement per table for the batch. A new kind
+ * adds its action here.
  */
 type Action = (
   ctx: SqliteContext,
-  j: StoredJob,
+  jobs: readonly StoredState[],
   op: Operation,
   now: number,
   d: CounterDeltas,
-) => boolean;
+) => number;
+
+/** A kind acting job by job: how many `act` changed. */
+const eachJob =
+  (
+    act: (
+      ctx: SqliteContext,
+      j: StoredState,
+      op: Operation,
+      now: number,
+      d: CounterDeltas,
+    ) => boolean,
+  ): Action =>
+  (ctx, jobs, op, now, d) =>
+    jobs.reduce((n, j) => (act(ctx, j, op, now, d) ? n + 1 : n), 0);
 
 const ACTIONS: Readonly<Record<OperationKind, Action>> = {
-  count: () => true,
-  cancel: (ctx, j, _op, now, d) => {
-    cancelPending(ctx, j, now, d);
-    return true;
+  count: (_ctx, jobs) => jobs.length,
+  cancel: (ctx, jobs, _op, now, d) => {
+    cancelPending(ctx, jobs, now, d);
+    return jobs.length;
   },
-  reschedule: (ctx, j, op, now, d) => moveTo(ctx, j, op, now, d),
-  retry: (ctx, j, op, now, d) => moveTo(ctx, j, op, now, d),
-  erase: (ctx, j, _op, _now, d) => {
+  reschedule: eachJob(moveTo),
+  retry: eachJob(moveTo),
+  erase: eachJob((ctx, j, _op, _now, d) => {
     eraseJob(ctx, j, d);
     return true;
-  },
+  }),
 };
 
 /** A due time a shift would take outside the representable range leaves the job as it is. */
 function moveTo(
   ctx: SqliteContext,
-  j: StoredJob,
+  j: StoredState,
   op: Operation,
   now: number,
   d: CounterDeltas,
@@ -71,7 +86,7 @@ function moveTo(
  * Deletes a job that is not claimed with everything kept of it: its row, its outcome (or
  * its hot index entry), its key, its tag entries, its feed rows; its counters drop. Nothing of it is left.
  */
-function eraseJob(ctx: SqliteContext, j: StoredJob, d: CounterDeltas): void {
+function eraseJob(ctx: SqliteContext, j: StoredState, d: CounterDeltas): void {
   const job = j.job;
   if (job.status === "pending") {
     ctx.s.hotDelete.run({ seq: j.seq, dueAt: job.dueAt });
@@ -128,28 +143,20 @@ export function stepOperation(
   if (!op) return null;
   if (op.state !== "queued" && op.state !== "running") return { operation: op, scanned: 0 };
   const tag = walkedTag(op.filter);
-  const rows = readBatch(ctx, op, tag, p.limit);
-  const act = ACTIONS[op.kind];
+  const rows = readBatch(ctx, op, tag, p.limit).map(rowToState);
+  const matching = rows.filter((r) => matchesFilter(op.filter, r.job));
+  const acted = matching.filter((r) => decide(op, r.job) === "act");
   const deltas = new CounterDeltas();
-  let changed = 0;
-  let skipped = 0;
-  let last: StoredJob | null = null;
-  for (const row of rows) {
-    const stored = decodeRow(row);
-    last = stored;
-    const j = stored.job;
-    if (!matchesFilter(op.filter, j)) continue;
-    if (decide(op, j) === "act" && act(ctx, stored, op, p.now, deltas)) changed++;
-    else skipped++;
-  }
+  const changed = ACTIONS[op.kind](ctx, acted, op, p.now, deltas);
   ctx.flush(deltas);
+  const last = rows[rows.length - 1];
   const next = afterBatch(
     op,
     {
       scanned: rows.length,
       changed,
-      skipped,
-      cursor: last === null ? null : tag === undefined ? String(last.seq) : last.job.id,
+      skipped: matching.length - changed,
+      cursor: last === undefined ? null : tag === undefined ? String(last.seq) : last.job.id,
       limit: p.limit,
     },
     p.now,
@@ -159,9 +166,9 @@ export function stepOperation(
 }
 
 /**
- * A batch's jobs after the cursor: with a tag (walkedTag), the tenant's entries of it in
- * job id order (statement tagPage, the cursor a job id); else the tenant's jobs in seq order
- * (operationJobs, the cursor a seq).
+ * A batch's jobs after the cursor, as JOB_STATE_COLUMNS rows: with a tag (walkedTag), the
+ * tenant's entries of it in job id order (operationStateByTag, the cursor a job id); else the
+ * tenant's jobs in seq order (operationStateBySeq, the cursor a seq).
  */
 function readBatch(
   ctx: SqliteContext,
@@ -170,7 +177,7 @@ function readBatch(
   limit: number,
 ): JobTuple[] {
   if (tag !== undefined) {
-    return ctx.s.tagPage.all({
+    return ctx.s.operationStateByTag.all({
       tenant: op.tenant,
       tag,
       afterId: op.cursor ?? "",
@@ -178,5 +185,5 @@ function readBatch(
     }) as JobTuple[];
   }
   const after = op.cursor === null ? 0 : Number(op.cursor);
-  return ctx.s.operationJobs.all(after, op.tenant, limit) as JobTuple[];
+  return ctx.s.operationStateBySeq.all(after, op.tenant, limit) as JobTuple[];
 }

@@ -50,6 +50,84 @@ export interface StoredJob {
   readonly job: Job;
 }
 
+/**
+ * What the transitions shared by single-job calls and bulk batches (changes.ts, held.ts,
+ * operations.ts) read of a job: its state and identity, not its definition (payload, target
+ * options, callbacks), so a batch can read and decode far less than a whole row (bulk.ts).
+ */
+export type JobState = Pick<
+  Job,
+  | "id"
+  | "tenant"
+  | "key"
+  | "status"
+  | "dueAt"
+  | "bucket"
+  | "target"
+  | "attempts"
+  | "fence"
+  | "version"
+  | "lastError"
+  | "firedAt"
+  | "scheduleId"
+  | "tags"
+  | "pausedBy"
+>;
+
+/** A job's state and its rowid (a StoredJob is one). */
+export interface StoredState {
+  readonly seq: number;
+  readonly job: JobState;
+}
+
+/**
+ * Columns a bulk batch selects (job-sql.ts JOB_STATE_COLUMNS), in this order: a JobState and
+ * the seq. Its rows skip the payload and the other JSON columns a batch never uses (decoding
+ * a whole row was the larger part of a batch's read).
+ */
+export const JOB_STATE_COLUMN_NAMES = [
+  "seq",
+  "id",
+  "tenant",
+  "key",
+  "status",
+  "due_at",
+  "bucket",
+  "target",
+  "attempts",
+  "fence",
+  "version",
+  "last_error",
+  "fired_at",
+  "schedule_id",
+  "tags",
+  "paused_by",
+] as const;
+
+/** A row of JOB_STATE_COLUMN_NAMES (raw mode). */
+export function rowToState(r: JobTuple): StoredState {
+  return {
+    seq: r[0] as number,
+    job: {
+      id: r[1] as string,
+      tenant: r[2] as string,
+      key: r[3] as string | null,
+      status: r[4] as JobStatus,
+      dueAt: r[5] as number,
+      bucket: r[6] as number,
+      target: r[7] as string,
+      attempts: r[8] as number,
+      fence: r[9] as number,
+      version: r[10] as number,
+      lastError: r[11] as string | null,
+      firedAt: r[12] as number | null,
+      scheduleId: r[13] as string | null,
+      tags: tagsFromColumn(r[14] as string | null),
+      pausedBy: r[15] as string | null,
+    },
+  };
+}
+
 /** Position of each column in a JobTuple. */
 const COL = Object.fromEntries(JOB_COLUMN_NAMES.map((name, i) => [name, i])) as Record<
   (typeof JOB_COLUMN_NAMES)[number],

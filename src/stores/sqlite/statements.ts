@@ -9,50 +9,11 @@
  */
 import type Database from "better-sqlite3";
 import { JOB_COLUMN_NAMES } from "./rows.js";
+import { JOB_COLUMNS, JOB_EXPRESSIONS, JOB_SELECT, TAG_PAGE_FROM } from "./job-sql.js";
 import { OPERATION_SQL } from "./operation-statements.js";
 import { PAUSE_SQL } from "./pause-statements.js";
 import { SERIES_SQL } from "./series-statements.js";
 
-const JOB_EXPRESSIONS: Record<(typeof JOB_COLUMN_NAMES)[number], string> = {
-  seq: "j.seq",
-  id: "j.id",
-  tenant: "j.tenant",
-  key: "j.key",
-  status:
-    "CASE WHEN f.rid IS NOT NULL THEN f.status WHEN c.id IS NOT NULL THEN 'claimed' ELSE 'pending' END",
-  due_at: "j.due_at",
-  bucket: "j.bucket",
-  shard: "j.shard",
-  payload: "j.payload",
-  target: "j.target",
-  target_options: "j.target_options",
-  attempts: "coalesce(f.attempts, c.attempts, j.attempts)",
-  max_attempts: "j.max_attempts",
-  expire_after_ms: "j.expire_after_ms",
-  version: "coalesce(f.version, c.version, j.version)",
-  lease_owner: "c.owner",
-  lease_expires_at: "c.lease_expires_at",
-  fence: "coalesce(f.fence, c.fence, j.fence)",
-  last_error: "CASE WHEN f.rid IS NOT NULL THEN f.last_error ELSE j.last_error END",
-  last_result: "f.last_result",
-  created_at: "j.created_at",
-  updated_at: "coalesce(f.finished_at, c.claimed_at, j.updated_at)",
-  fired_at: "CASE WHEN f.rid IS NOT NULL THEN f.fired_at ELSE j.fired_at END",
-  finished_at: "f.finished_at",
-  trace_context: "j.trace_context",
-  schedule_id: "j.schedule_id",
-  nominal: "j.nominal",
-  tags: "j.tags",
-  paused_by: "(SELECT hd.pause_id FROM held hd WHERE hd.seq = j.seq)",
-  callbacks: "j.callbacks",
-  callback_of: "j.callback_of",
-};
-
-const JOB_COLUMNS = JOB_COLUMN_NAMES.map((name) => JOB_EXPRESSIONS[name]).join(", ");
-/** Full job rows, driven from `jobs`. */
-const JOB_SELECT = `SELECT ${JOB_COLUMNS} FROM jobs j
-  LEFT JOIN claims c ON c.id = j.id
-  LEFT JOIN finished f ON f.due_at = j.due_at AND f.id = j.id`;
 /** The staged-through mark (see bucketIsStaged), or the smallest integer when unset. */
 const STAGED_THROUGH = `coalesce((SELECT CAST(value AS INTEGER) FROM meta
     WHERE name = 'staged_through'), -9223372036854775808)`;
@@ -83,6 +44,14 @@ export const SQL = {
     SELECT value ->> '$[0]', value ->> '$[1]', value ->> '$[2]', value ->> '$[3]',
       value ->> '$[4]', value ->> '$[5]', value ->> '$[6]', value ->> '$[7]'
     FROM json_each(?)`,
+  /**
+   * The same transition of many jobs (a bulk batch; @seqs a JSON array), from their rows in
+   * one statement, in the array's order: no JSON row is built per change.
+   */
+  changesInsertFromJobs: `INSERT INTO changes (tenant, job_id, kind, status, due_at, attempts,
+      error, at)
+    SELECT j.tenant, j.id, @kind, @status, j.due_at, j.attempts, NULL, @at
+    FROM json_each(@seqs) e CROSS JOIN jobs j ON j.seq = e.value ORDER BY e.key`,
   /** The highest seq ever given (AUTOINCREMENT's own record; 0 before the first change). */
   changesHead: `SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'changes'), 0) AS seq`,
   /** A page after a position, up to the head read before it (primary key range). */
@@ -130,6 +99,9 @@ export const SQL = {
    */
   bucketIsStaged: `SELECT 1 AS staged WHERE @bucket <= ${STAGED_THROUGH}
     OR EXISTS (SELECT 1 FROM bucket_staging WHERE bucket = @bucket)`,
+  /** What bucketIsStaged reads, for many buckets at once: the mark, and the staging rows. */
+  stagedThroughGet: `SELECT ${STAGED_THROUGH} AS bucket`,
+  stagingBuckets: `SELECT bucket FROM bucket_staging`,
   /** Raises the staged-through mark (never lowers it). */
   stagedThroughRaise: `INSERT INTO meta (name, value) VALUES ('staged_through', CAST(@bucket AS TEXT))
     ON CONFLICT (name) DO UPDATE SET value = excluded.value
@@ -142,6 +114,9 @@ export const SQL = {
   /** Hot index: primary key (due_at, seq). OR IGNORE: staging and a direct write may race. */
   hotInsert: `INSERT OR IGNORE INTO hot (due_at, seq, tenant) VALUES (?, ?, ?)`,
   hotDelete: `DELETE FROM hot WHERE due_at = @dueAt AND seq = @seq`,
+  /** The same for a JSON array of [due_at, seq] pairs: a primary key probe each, one statement. */
+  hotDeleteMany: `DELETE FROM hot WHERE (due_at, seq) IN
+    (SELECT value ->> 0, value ->> 1 FROM json_each(?))`,
   /** Range read of the due prefix of the hot primary key: cost tracks the due rows only. */
   hotDuePrefix: `SELECT due_at, seq FROM hot WHERE due_at <= ? ORDER BY due_at, seq LIMIT ?`,
   /** Deletes exactly the prefix just read: a range delete on the primary key. */
@@ -257,6 +232,17 @@ export const SQL = {
     VALUES (@seq, @dueAt, @id, @tenant, @status, @attempts, @fence, @version, @error, NULL,
       @firedAt, @now)`,
   /**
+   * Cancels the pending jobs of @seqs (a JSON array) in one statement: an outcome row each,
+   * from the jobs row (a pending job's attempts, token, version and last error are its row's),
+   * inserted in finished_due order so neighbouring entries share their index pages.
+   */
+  finishedInsertCancelled: `INSERT INTO finished (seq, due_at, id, tenant, status, attempts,
+      fence, version, last_error, last_result, fired_at, finished_at)
+    SELECT j.seq, j.due_at, j.id, j.tenant, 'cancelled', j.attempts, j.fence, j.version + 1,
+      j.last_error, NULL, j.fired_at, @now
+    FROM json_each(@seqs) e CROSS JOIN jobs j ON j.seq = e.value
+    ORDER BY j.due_at, j.id`,
+  /**
    * A claim that ends without an outcome (retry, release, lease expiry) writes its attempt,
    * token and version back into the jobs row (tokens stay monotonic), with the new due time.
    */
@@ -313,6 +299,14 @@ export const SQL = {
   bucketCountAdd: `INSERT INTO bucket_counts (bucket, tenant, pending) VALUES (?, ?, ?)
     ON CONFLICT (bucket, tenant) DO UPDATE SET pending = pending + excluded.pending`,
   bucketCountDropEmpty: `DELETE FROM bucket_counts WHERE bucket = ? AND tenant = ? AND pending <= 0`,
+  /**
+   * The same two for a JSON array of [bucket, tenant, delta] (a batch touching many buckets:
+   * one statement, not two per bucket). WHERE true: an upsert's SELECT needs a WHERE clause.
+   */
+  bucketCountsAddMany: `INSERT INTO bucket_counts (bucket, tenant, pending)
+    SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true
+    ON CONFLICT (bucket, tenant) DO UPDATE SET pending = pending + excluded.pending
+    RETURNING bucket, tenant, pending`,
   bucketCountsRange: `SELECT bucket, sum(pending) AS pending FROM bucket_counts
     WHERE bucket >= ? AND bucket < ? GROUP BY bucket ORDER BY bucket`,
   bucketCountsRangeTenant: `SELECT bucket, pending FROM bucket_counts
@@ -372,17 +366,9 @@ export const SQL = {
    * A page of a tag: at most @limit entries of the primary key range (tenant, tag, job_id)
    * after @afterId, each entry's job by its seq (rowid) with its claim and outcome. The
    * caller filters by status and due time, so the page's cursor is the last entry read.
-   * Also a tag-filtered bulk operation's batch (operations.ts).
+   * A tag-filtered bulk operation reads the same (operation-statements.ts operationStateByTag).
    */
-  tagPage: `SELECT ${JOB_COLUMNS} FROM (
-      SELECT job_id, seq FROM job_tags
-      WHERE tenant = @tenant AND tag = @tag AND job_id > @afterId
-      ORDER BY job_id LIMIT @limit
-    ) t
-    CROSS JOIN jobs j ON j.seq = t.seq
-    LEFT JOIN claims c ON c.id = j.id
-    LEFT JOIN finished f ON f.due_at = j.due_at AND f.id = j.id
-    ORDER BY t.job_id`,
+  tagPage: `SELECT ${JOB_COLUMNS} ${TAG_PAGE_FROM}`,
   /** A tag's matching jobs, counted over its entries (the same joins as tagPage). */
   tagCount: `SELECT count(*) AS n FROM job_tags t
     CROSS JOIN jobs j ON j.seq = t.seq
@@ -394,16 +380,6 @@ export const SQL = {
   ...SERIES_SQL,
   ...OPERATION_SQL,
 
-  /**
-   * A bulk operation's batch (operations.ts): one tenant's jobs after a seq, in seq order (the
-   * rowid: a job's seq never changes, so a batch never meets a job it met before). Reads
-   * the rowid B-tree from the cursor, other tenants' rows included. A filter with tags
-   * reads tagPage instead (operations.ts readBatch): the tag's entries, not the backlog.
-   */
-  operationJobs: `${JOB_SELECT} WHERE j.seq > ? AND j.tenant = ? ORDER BY j.seq LIMIT ?`,
-  /** An erased job's outcome (unique index finished_due) and feed rows (index changes_job). */
-  finishedDeleteByJob: `DELETE FROM finished WHERE due_at = ? AND id = ?`,
-  changesDeleteByJob: `DELETE FROM changes WHERE job_id = ? AND tenant = ?`,
   ...PAUSE_SQL,
 } as const;
 
@@ -419,7 +395,8 @@ export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
   "hotTenantDuePrefixOfShards",
   "jobByLiveKey",
   "jobById",
-  "operationJobs",
+  "operationStateBySeq",
+  "operationStateByTag",
   "jobBySeq",
   "claimRead",
   "listPendingInBucket",
