@@ -96,7 +96,10 @@ export async function bulkCancel(sizes: Sizes): Promise<BenchResult> {
       calls.start();
       const beside = await fire(new WindowLog(sizes.bulkFiringJobs), async () => {
         started = Date.now();
-        const op = await scheduler.startOperation({ kind: "cancel", filter: { tags: [TAG] } });
+        const { operation: op } = await scheduler.startOperation({
+          kind: "cancel",
+          filter: { tags: [TAG] },
+        });
         opId = op.id;
         for (;;) {
           const now = await scheduler.getOperation(op.id);

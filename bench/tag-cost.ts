@@ -101,7 +101,7 @@ async function timeRound(run: SizeRun, tag: string, jobs: number): Promise<Timin
   const listMs = performance.now() - t;
   t = performance.now();
   const started = await s.startOperation({ kind: "cancel", filter: { tags: [tag] } });
-  const op = await s.runOperation(started.id);
+  const op = await s.runOperation(started.operation.id);
   const cancelMs = performance.now() - t;
   if (counted !== jobs || listed !== jobs || op.state !== "done" || op.changed !== jobs) {
     throw new Error(

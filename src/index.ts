@@ -32,6 +32,7 @@ export type {
   OperationState,
   OperationsPage,
   OperationsQuery,
+  StartedOperation,
   StartOperationOptions,
 } from "./api/scheduler.js";
 export type { CountQuery, ListQuery } from "./api/list-query.js";
@@ -97,6 +98,7 @@ export {
   JobNotPendingError,
   QuotaExceededError,
   ScheduleNotFoundError,
+  OperationKeyConflictError,
   OperationNotFoundError,
   SettingMismatchError,
   StorageFullError,

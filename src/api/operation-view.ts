@@ -10,6 +10,8 @@ import type { Operation, OperationKind, OperationState } from "../core/operation
 export interface OperationView {
   id: string;
   tenant: string;
+  /** The idempotency key it was started with, or null. */
+  key: string | null;
   kind: OperationKind;
   filter: {
     tags?: string[];
@@ -38,6 +40,7 @@ export function operationView(op: Operation): OperationView {
   return {
     id: op.id,
     tenant: op.tenant,
+    key: op.key,
     kind: op.kind,
     filter: {
       ...(f.tags === undefined ? {} : { tags: [...f.tags] }),

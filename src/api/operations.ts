@@ -1,5 +1,9 @@
 import type { Clock } from "../core/clock.js";
-import { InvalidJobError, OperationNotFoundError } from "../core/errors.js";
+import {
+  InvalidJobError,
+  OperationKeyConflictError,
+  OperationNotFoundError,
+} from "../core/errors.js";
 import {
   OPERATION_KINDS,
   newOperation,
@@ -7,7 +11,11 @@ import {
   type Operation,
   type OperationState,
 } from "../core/operation.js";
-import { validateOperationInput, type OperationInput } from "../core/operation-input.js";
+import {
+  sameOperationRequest,
+  validateOperationInput,
+  type OperationInput,
+} from "../core/operation-input.js";
 import { validateTenant } from "../core/schedule-input.js";
 import { optionalInteger, optionalString, requireObject, requireString } from "../core/validate.js";
 import type { Store } from "../store/store.js";
@@ -25,6 +33,14 @@ export type { OperationInput } from "../core/operation-input.js";
 export interface StartOperationOptions {
   /** The tenant whose jobs it acts on. Default: the scheduler's default tenant. */
   readonly tenant?: string;
+}
+
+/** What startOperation answers. */
+export interface StartedOperation {
+  /** The record: the new one, or the one already started with the input's key. */
+  readonly operation: Operation;
+  /** False when the input's key was held: nothing new was started. */
+  readonly created: boolean;
 }
 
 export interface OperationsQuery {
@@ -67,22 +83,36 @@ export class BulkOperations {
     },
   ) {}
 
+  /**
+   * Stores the operation; a `key` one of the tenant's operations holds answers that one
+   * (created false) when the input is the same request, and refuses a different one
+   * (OperationKeyConflictError): nothing is started either way.
+   */
   async start(
     input: OperationInput | unknown,
     opts: StartOperationOptions = {},
-  ): Promise<Operation> {
+  ): Promise<StartedOperation> {
     const tenant = opts.tenant === undefined ? this.d.defaultTenant : validateTenant(opts.tenant);
     const now = this.clock.now();
-    const def = validateOperationInput(input, { now, timeZone: this.d.timeZone });
-    const op = await this.store.operationsInsert({
+    const zone = { timeZone: this.d.timeZone };
+    const def = validateOperationInput(input, { now, ...zone });
+    const { operation: op, created } = await this.store.operationsInsert({
       operation: newOperation({ id: this.newId(), tenant, ...def }, now),
     });
+    if (!created) {
+      if (!sameOperationRequest(input, op, zone)) {
+        throw new OperationKeyConflictError(op.key!, op);
+      }
+      return { operation: op, created: false };
+    }
     if (!OPERATION_KINDS[op.kind].writes) {
       const counted = await this.runToEnd(op.id, { maxJobs: INLINE_COUNT_JOBS });
-      if (counted.state !== "queued" && counted.state !== "running") return counted;
+      if (counted.state !== "queued" && counted.state !== "running") {
+        return { operation: counted, created: true };
+      }
     }
     this.d.wake();
-    return op;
+    return { operation: op, created: true };
   }
 
   async get(id: string, opts: { tenant?: string } = {}): Promise<Operation | null> {
@@ -153,9 +183,12 @@ export interface OperationMethods {
   /**
    * Starts a bulk operation (count, cancel, reschedule, retry, erase) on the jobs of one
    * tenant matching `filter` (docs/managing-jobs.md): resolves to its record, queued (its
-   * batches run on a started scheduler's runner), or for a small count already done.
+   * batches run on a started scheduler's runner), or for a small count already done. With
+   * `key`, a start the tenant already made with that key answers the first record
+   * (`created: false`); the same key with another kind, filter or parameters throws
+   * OperationKeyConflictError.
    */
-  startOperation(input: OperationInput, opts?: StartOperationOptions): Promise<Operation>;
+  startOperation(input: OperationInput, opts?: StartOperationOptions): Promise<StartedOperation>;
 
   /** One operation record, or null. With `tenant`, another tenant's is null too. */
   getOperation(id: string, opts?: { tenant?: string }): Promise<Operation | null>;

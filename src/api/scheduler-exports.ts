@@ -26,6 +26,7 @@ export type {
   OperationState,
   OperationsPage,
   OperationsQuery,
+  StartedOperation,
   StartOperationOptions,
 } from "./operations.js";
 export type { BucketCount, CancelResult, InsertOutcome, RescheduleResult } from "../store/store.js";

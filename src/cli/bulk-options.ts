@@ -18,6 +18,8 @@ export interface FilterFlags {
   dueTo?: string;
   keyPrefix?: string;
   count?: boolean;
+  /** The operation's idempotency key (not a selecting flag). */
+  operationKey?: string;
 }
 
 /** The flags that select jobs (any of them makes the command a bulk operation). */
@@ -42,7 +44,11 @@ export function addFilterOptions(cmd: Command): Command {
     .option("--due-from <when>", "bulk: jobs due at or after this time")
     .option("--due-to <when>", "bulk: jobs due before this time")
     .option("--key-prefix <prefix>", "bulk: jobs whose idempotency key starts with this")
-    .option("--count", "bulk: only count the jobs it would change (a dry run)");
+    .option("--count", "bulk: only count the jobs it would change (a dry run)")
+    .option(
+      "--operation-key <key>",
+      "bulk: idempotency key of the operation: run again, the command follows the operation it started instead of starting another",
+    );
 }
 
 /** Whether the flags select jobs by filter. */
@@ -73,6 +79,13 @@ export function requireOneSelection(named: boolean, o: FilterFlags, what: string
   }
   if (!filter && o.count === true) {
     throw new InvalidJobError("--count", "a filter to count (--tag, --target, ...)", true);
+  }
+  if (!filter && o.operationKey !== undefined) {
+    throw new InvalidJobError(
+      "--operation-key",
+      "a filter (the key names a bulk operation, --tag, --target, ...)",
+      o.operationKey,
+    );
   }
   return filter;
 }

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { operationView, type OperationView } from "../api/operation-view.js";
 import type { Scheduler } from "../api/scheduler.js";
-import { InvalidJobError } from "../core/errors.js";
+import { InvalidJobError, OperationKeyConflictError } from "../core/errors.js";
 import type { OperationKind } from "../core/operation.js";
 import { validateOperationInput, type OperationInput } from "../core/operation-input.js";
 import { parseDelay, parseDueTime } from "../core/time-input.js";
@@ -10,7 +10,7 @@ import { cliTime, out, outJson, resolveTimeZone, withExistingScheduler } from ".
 import { EXIT } from "./errors.js";
 import { parseStatuses } from "./option-values.js";
 import { ProgressDisplay } from "./progress.js";
-import { callApi, remoteWithoutTenant, type Remote } from "./remote.js";
+import { callApi, remoteWithoutTenant, RemoteOutcome, type Remote } from "./remote.js";
 import type { CallInput } from "../client/index.js";
 
 /**
@@ -49,7 +49,13 @@ export async function runBulk(cmd: Command, kind: BulkKind, o: BulkOptions): Pro
   const now = Date.now();
   const input = operationInput(kind, o, timeZone, now);
   // the one validator, before anything is counted or sent: a refusal names the flag
-  validateOperationInput(input, { now, timeZone });
+  try {
+    validateOperationInput(input, { now, timeZone });
+  } catch (err) {
+    // `key` is a job's --key elsewhere; here it is the operation's
+    if (!(err instanceof InvalidJobError && err.field === "key")) throw err;
+    throw new InvalidJobError("--operation-key", err.expected, err.received);
+  }
   const remote = remoteWithoutTenant(cmd, o.tenant);
   const display = (total: number | null) =>
     new ProgressDisplay({
@@ -59,9 +65,19 @@ export async function runBulk(cmd: Command, kind: BulkKind, o: BulkOptions): Pro
       write: (t) => (o.json === true ? undefined : process.stdout.write(t)),
       now: () => Date.now(),
     });
-  const final = remote
-    ? await followRemote(remote, input, display)
-    : await withExistingScheduler(cmd, (s) => followLocal(s, input, o.tenant, display));
+  let final: OperationView;
+  try {
+    final = remote
+      ? await followRemote(remote, input, display)
+      : await withExistingScheduler(cmd, (s) => followLocal(s, input, o.tenant, display));
+  } catch (err) {
+    const held = keyConflictOf(err);
+    if (held === null) throw err;
+    if (o.json !== true) {
+      out(`key-conflict: --operation-key started operation ${held} with another filter or kind`);
+    }
+    return EXIT.versionConflict;
+  }
   if (o.json === true) outJson({ operation: final });
   else out(summary(final, kind, o.count === true));
   return final.state === "done" ? EXIT.ok : EXIT.failure;
@@ -100,8 +116,17 @@ export function operationInput(
     ...(dueAt === undefined ? {} : { dueAt }),
     ...(shiftMs === undefined ? {} : { shiftMs }),
   };
-  if (o.count === true) return { kind: "count", of: kind, filter };
-  return { kind, filter, ...params };
+  const key = o.operationKey === undefined ? {} : { key: o.operationKey };
+  if (o.count === true) return { kind: "count", of: kind, filter, ...key };
+  return { kind, filter, ...params, ...key };
+}
+
+/** The id of the operation holding --operation-key when `err` says another request has it. */
+function keyConflictOf(err: unknown): string | null {
+  if (err instanceof OperationKeyConflictError) return err.held.id;
+  if (!(err instanceof RemoteOutcome) || err.code !== "key-conflict") return null;
+  const op = err.body.operation as { id?: unknown } | undefined;
+  return typeof op?.id === "string" ? op.id : "?";
 }
 
 /**
@@ -138,7 +163,8 @@ async function followLocal(
   const opts = tenant === undefined ? {} : { tenant };
   const total = await expectedLocal(s, input, tenant);
   const bar = display(total);
-  const op = await s.startOperation(input, opts);
+  // a key already held answers its operation: followed from where it is, not started again
+  const { operation: op } = await s.startOperation(input, opts);
   bar.update(op);
   const active = op.state === "queued" || op.state === "running";
   const final = active ? await s.runOperation(op.id, (p) => bar.update(p)) : op;

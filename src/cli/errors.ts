@@ -27,7 +27,8 @@ Exit codes:
   2  usage error or invalid input ("error: <field>: expected ..., received ...")
   3  not-found: no job with that id
   4  too-late: the job is claimed or finished (cancel, reschedule) or not dead (retry)
-  5  version-conflict: the job changed since --expected-version (retry: key-conflict, another live job holds its key)`;
+  5  version-conflict: the job changed since --expected-version (retry: key-conflict, another live job holds its key;
+     bulk: key-conflict, --operation-key started an operation with another filter or kind)`;
 
 /** Library field names as the CLI user typed them (flags and arguments). */
 const FIELD_NAMES: Readonly<Record<string, string>> = {

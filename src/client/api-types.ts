@@ -1388,10 +1388,14 @@ export interface components {
        * @enum {string}
        */
       of?: "cancel" | "reschedule" | "retry" | "erase";
+      /** @description Idempotency key, unique among the tenant's operations: a start with a held key answers that operation (200, created false) when it is the same request (kind, filter, parameters), and 409 key-conflict otherwise */
+      key?: string | null;
     };
     Operation: {
       id: string;
       tenant: string;
+      /** @description The idempotency key it was started with */
+      key?: string | null;
       /** @enum {string} */
       kind: "count" | "cancel" | "reschedule" | "retry" | "erase";
       filter: components["schemas"]["OperationFilter"];
@@ -1416,6 +1420,17 @@ export interface components {
       finishedAt?: string | null;
     };
     OperationEnvelope: {
+      operation: components["schemas"]["Operation"];
+    };
+    StartedOperation: {
+      operation: components["schemas"]["Operation"];
+      /** @description False when the key was held: nothing new was started */
+      created: boolean;
+    };
+    OperationKeyConflict: {
+      error: components["schemas"]["Error"];
+      /** @enum {string} */
+      outcome?: "key-conflict";
       operation: components["schemas"]["Operation"];
     };
     OperationPage: {
@@ -3401,13 +3416,13 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A count done at once */
+      /** @description A count done at once, or the operation already started with this key (created false) */
       200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["OperationEnvelope"];
+          "application/json": components["schemas"]["StartedOperation"];
         };
       };
       /** @description Queued: poll GET /v1/operations/{id} for progress */
@@ -3416,7 +3431,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["OperationEnvelope"];
+          "application/json": components["schemas"]["StartedOperation"];
         };
       };
       /** @description Invalid kind, filter or parameter (the error names the field) */
@@ -3435,6 +3450,15 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description key-conflict: the key started an operation with another kind, filter or parameters (it is in the answer); nothing started */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OperationKeyConflict"];
         };
       };
       /** @description Rate limit of the key exceeded (`rate-limited`), or on creates a tenant quota (`quota-exceeded`, with `quota`: `liveJobs` or `createsPerSecond`, or `openPauses` on POST /v1/pauses; nothing was written); retry after `Retry-After` seconds */
@@ -4832,13 +4856,13 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A count done at once */
+      /** @description A count done at once, or the operation already started with this key (created false) */
       200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["OperationEnvelope"];
+          "application/json": components["schemas"]["StartedOperation"];
         };
       };
       /** @description Queued: poll GET /v1/dashboard/operations/{id} for progress */
@@ -4847,7 +4871,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["OperationEnvelope"];
+          "application/json": components["schemas"]["StartedOperation"];
         };
       };
       /** @description Invalid kind, filter or parameter (the error names the field) */
@@ -4866,6 +4890,15 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description key-conflict: the key started an operation with another kind, filter or parameters (it is in the answer); nothing started */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OperationKeyConflict"];
         };
       };
       /** @description Body too large */

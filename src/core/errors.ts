@@ -1,3 +1,5 @@
+import type { Operation } from "./operation.js";
+
 /** Base class of every error duetime throws on purpose. */
 export class DuetimeError extends Error {
   override readonly name: string = "DuetimeError";
@@ -112,6 +114,23 @@ export class OperationNotFoundError extends DuetimeError {
   override readonly name = "OperationNotFoundError";
   constructor(readonly id: string) {
     super(`operation ${id} not found`);
+  }
+}
+
+/**
+ * An operation was started with an idempotency key that one of the tenant's operations
+ * already holds, for a different request (another kind, filter or parameters). Nothing was
+ * started; `held` is the operation holding the key.
+ */
+export class OperationKeyConflictError extends DuetimeError {
+  override readonly name = "OperationKeyConflictError";
+  constructor(
+    readonly key: string,
+    readonly held: Operation,
+  ) {
+    super(
+      `key ${JSON.stringify(key)} started operation ${held.id} (${held.kind}) with another filter or parameters`,
+    );
   }
 }
 

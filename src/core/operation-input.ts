@@ -7,7 +7,7 @@ import {
   type OperationKind,
   type OperationParams,
 } from "./operation.js";
-import { MAX_KEY_LENGTH, TARGET_RULE } from "./schedule-input.js";
+import { MAX_KEY_LENGTH, optionalKey, TARGET_RULE } from "./schedule-input.js";
 import { MAX_TAGS, TAG_RULE } from "./tags.js";
 import { parseDueTime } from "./time-input.js";
 import {
@@ -22,7 +22,7 @@ import {
 /** What startOperation takes (library, HTTP body, CLI flags, dashboard form). */
 export interface OperationInput {
   readonly kind: OperationKind;
-  readonly filter: OperationFilter & {
+  readonly filter: Omit<OperationFilter, "dueFrom" | "dueTo" | "status"> & {
     /** Epoch ms, Date or time text, as a job's due time. */
     readonly dueFrom?: number | string | Date;
     readonly dueTo?: number | string | Date;
@@ -35,16 +35,22 @@ export interface OperationInput {
   readonly shiftMs?: number;
   /** count: the kind whose changes to count. */
   readonly of?: Exclude<OperationKind, "count">;
+  /**
+   * Idempotency key (as a job's): a start with a key one of the tenant's operations holds
+   * answers that operation instead of starting another, when it is the same request.
+   */
+  readonly key?: string | null;
 }
 
 /** A validated operation input. */
 export interface OperationDefinition {
+  readonly key: string | null;
   readonly kind: OperationKind;
   readonly filter: OperationFilter;
   readonly params: OperationParams;
 }
 
-const INPUT_FIELDS = ["kind", "filter", "dueAt", "shiftMs", "of"] as const;
+const INPUT_FIELDS = ["kind", "filter", "dueAt", "shiftMs", "of", "key"] as const;
 const FILTER_FIELDS = ["tags", "target", "status", "dueFrom", "dueTo", "keyPrefix", "all"] as const;
 /** Most tags in a filter: those of a job; each tag is checked by a job tag's TAG_RULE. */
 const MAX_FILTER_TAGS = MAX_TAGS;
@@ -65,7 +71,30 @@ export function validateOperationInput(
     throw new InvalidJobError("kind", `one of ${OPERATION_KIND_NAMES.join(", ")}`, input.kind);
   }
   const filter = validateFilter(input.filter, ctx);
-  return { kind, filter, params: validateParams(kind, input, ctx) };
+  const key = optionalKey(input.key);
+  return { key, kind, filter, params: validateParams(kind, input, ctx) };
+}
+
+/**
+ * Whether `raw`, given again with the key `held` was started with, asks for the same
+ * operation: the same kind, filter and parameters once its times are read as they were
+ * when `held` was started (so "in 1 hour" sent twice is the same request). A raw input that
+ * no longer validates is not the same request.
+ */
+export function sameOperationRequest(
+  raw: unknown,
+  held: Pick<OperationDefinition, "kind" | "filter" | "params"> & { readonly createdAt: number },
+  ctx: { readonly timeZone?: string },
+): boolean {
+  let again: OperationDefinition;
+  try {
+    again = validateOperationInput(raw, { ...ctx, now: held.createdAt });
+  } catch {
+    return false;
+  }
+  const text = (d: Pick<OperationDefinition, "kind" | "filter" | "params">) =>
+    JSON.stringify([d.kind, d.filter, d.params]);
+  return text(again) === text(held);
 }
 
 function validateFilter(

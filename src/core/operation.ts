@@ -90,6 +90,11 @@ export interface OperationParams {
 export interface Operation {
   readonly id: string;
   readonly tenant: string;
+  /**
+   * The idempotency key it was started with, or null: unique among the tenant's operation
+   * records, so a retried start answers this record instead of starting a second one.
+   */
+  readonly key: string | null;
   readonly kind: OperationKind;
   readonly filter: OperationFilter;
   readonly params: OperationParams;
@@ -110,13 +115,16 @@ export interface Operation {
   readonly finishedAt: number | null;
 }
 
-/** A new operation's record: queued, nothing read or changed yet. */
+/** A new operation's record: queued, nothing read or changed yet; no key unless given. */
 export function newOperation(
-  def: Pick<Operation, "id" | "tenant" | "kind" | "filter" | "params">,
+  def: Pick<Operation, "id" | "tenant" | "kind" | "filter" | "params"> & {
+    readonly key?: string | null;
+  },
   now: number,
 ): Operation {
   return {
     ...def,
+    key: def.key ?? null,
     state: "queued",
     scanned: 0,
     changed: 0,

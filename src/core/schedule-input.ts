@@ -118,6 +118,15 @@ export const MAX_TARGET_OPTIONS_BYTES = 131_072;
 /** Longest idempotency key, in characters. */
 export const MAX_KEY_LENGTH = 256;
 const KEY_RULE: StringRule = { max: MAX_KEY_LENGTH };
+
+/**
+ * The one reader of an idempotency key, a job's (a series' is its template's) and a bulk
+ * operation's: text of 1 to MAX_KEY_LENGTH characters, or null when absent.
+ */
+export function optionalKey(raw: unknown, prefix: FieldPrefix = ""): string | null {
+  return optionalString(raw, "key", KEY_RULE, prefix) ?? null;
+}
+
 const NULL_PAYLOAD = Object.freeze({ value: null, json: "null" });
 
 /** Validates one schedule input into a NewJob. Throws InvalidJobError on the first bad field. */
@@ -192,7 +201,7 @@ function validate(raw: unknown, ctx: ScheduleContext, prefix: FieldPrefix): NewJ
     input.payload === undefined
       ? NULL_PAYLOAD
       : requireJsonPayload(input.payload, "payload", ctx.maxPayloadBytes, prefix);
-  const key = optionalString(input.key, "key", KEY_RULE, prefix) ?? null;
+  const key = optionalKey(input.key, prefix);
   const tenant = optionalString(input.tenant, "tenant", TENANT_RULE, prefix) ?? ctx.defaultTenant;
   const maxAttempts =
     optionalInteger(input.maxAttempts, "maxAttempts", 1, 1000, prefix) ?? ctx.defaultMaxAttempts;

@@ -16,10 +16,14 @@ function isActive(op: Operation): boolean {
   return op.state === "queued" || op.state === "running";
 }
 
-/** Starts an operation: 202 while it runs in the background, 200 when it ended at once (a small count). */
+/**
+ * Starts an operation: 202 while it runs in the background, 200 when it ended at once (a
+ * small count) or its key was held (the REST API's answers).
+ */
 export async function startOperation(s: Scheduler, tenant: string, body: unknown): Promise<Answer> {
-  const op = await s.startOperation(body as never, { tenant });
-  return { status: isActive(op) ? 202 : 200, body: { operation: operationView(op) } };
+  const { operation: op, created } = await s.startOperation(body as never, { tenant });
+  const status = created && isActive(op) ? 202 : 200;
+  return { status, body: { operation: operationView(op), created } };
 }
 
 /** Query of /v1/dashboard/operations: by state, newest first, a page at a time. */

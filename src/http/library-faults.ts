@@ -1,4 +1,5 @@
-import { Described, QuotaExceededError } from "../core/errors.js";
+import { operationView } from "../api/operation-view.js";
+import { Described, OperationKeyConflictError, QuotaExceededError } from "../core/errors.js";
 import { PauseNotFoundError, PausesUnsupportedError } from "../core/pause.js";
 
 /** A library error as an HTTP answer: status, code, the standard fields, extras and headers. */
@@ -9,7 +10,7 @@ export interface LibraryFault {
   readonly expected: string;
   readonly received: unknown;
   readonly message: string;
-  /** Extra top-level fields of the answer (the quota's name). */
+  /** Extra top-level fields of the answer (the quota's name, the operation holding a key). */
   readonly extra: Readonly<Record<string, unknown>>;
   readonly headers: Readonly<Record<string, string>>;
 }
@@ -17,11 +18,12 @@ export interface LibraryFault {
 /**
  * The answer to a typed library error that is not bad input, or null for any other error:
  * a quota refusal 429 with Retry-After, a missing (or another tenant's) pause 404, a store
- * without pauses 501. Shared by the API's error handler and the dashboard's, so the same
- * refusal reads the same on both.
+ * without pauses 501, an operation key held by another request 409. Shared by the API's
+ * error handler and the dashboard's, so the same refusal reads the same on both.
  */
 export function libraryFault(err: unknown): LibraryFault | null {
   if (err instanceof QuotaExceededError) return quotaFault(err);
+  if (err instanceof OperationKeyConflictError) return operationKeyFault(err);
   if (err instanceof PauseNotFoundError) return pauseNotFoundFault(err.id);
   if (err instanceof PausesUnsupportedError) {
     return fault(501, "not-implemented", "store", "a store with pauses", err.message, {
@@ -38,6 +40,19 @@ function quotaFault(err: QuotaExceededError): LibraryFault {
     received: new Described(err.received),
     extra: { quota: err.quota },
     headers: { "retry-after": seconds },
+  });
+}
+
+/**
+ * 409: the operation's idempotency key started another request (kind, filter or
+ * parameters). Nothing was started; the answer carries the operation holding the key.
+ */
+function operationKeyFault(err: OperationKeyConflictError): LibraryFault {
+  const held = err.held;
+  const expected = `a new key, or the request that started operation ${held.id} with it (kind ${held.kind}, the same filter and parameters)`;
+  return fault(409, "key-conflict", "key", expected, err.message, {
+    received: err.key,
+    extra: { outcome: "key-conflict", operation: operationView(held) },
   });
 }
 

@@ -55,6 +55,13 @@ export const OPERATION_SCHEMAS = {
         enum: kinds.filter((k) => k !== "count"),
         description: "count: the kind whose changes to count",
       },
+      key: {
+        type: ["string", "null"],
+        minLength: 1,
+        maxLength: 256,
+        description:
+          "Idempotency key, unique among the tenant's operations: a start with a held key answers that operation (200, created false) when it is the same request (kind, filter, parameters), and 409 key-conflict otherwise",
+      },
     },
   },
   Operation: {
@@ -63,6 +70,7 @@ export const OPERATION_SCHEMAS = {
     properties: {
       id: { type: "string" },
       tenant: { type: "string" },
+      key: { type: ["string", "null"], description: "The idempotency key it was started with" },
       kind: { type: "string", enum: kinds },
       filter: ref("OperationFilter"),
       dueAt: { type: ["string", "null"], format: "date-time" },
@@ -82,6 +90,26 @@ export const OPERATION_SCHEMAS = {
     type: "object",
     required: ["operation"],
     properties: { operation: ref("Operation") },
+  },
+  StartedOperation: {
+    type: "object",
+    required: ["operation", "created"],
+    properties: {
+      operation: ref("Operation"),
+      created: {
+        type: "boolean",
+        description: "False when the key was held: nothing new was started",
+      },
+    },
+  },
+  OperationKeyConflict: {
+    type: "object",
+    required: ["error", "operation"],
+    properties: {
+      error: ref("Error"),
+      outcome: { type: "string", enum: ["key-conflict"] },
+      operation: ref("Operation"),
+    },
   },
   OperationPage: {
     type: "object",
@@ -124,13 +152,19 @@ export function operationPaths(o: OperationPathsOptions = API_PATHS): Record<str
         responses: {
           "202": {
             description: `Queued: poll GET ${o.base}/{id} for progress`,
-            content: json(ref("OperationEnvelope")),
+            content: json(ref("StartedOperation")),
           },
           "200": {
-            description: "A count done at once",
-            content: json(ref("OperationEnvelope")),
+            description:
+              "A count done at once, or the operation already started with this key (created false)",
+            content: json(ref("StartedOperation")),
           },
           "400": errorResponse("Invalid kind, filter or parameter (the error names the field)"),
+          "409": {
+            description:
+              "key-conflict: the key started an operation with another kind, filter or parameters (it is in the answer); nothing started",
+            content: json(ref("OperationKeyConflict")),
+          },
           ...bodyErrors,
           ...authErrors,
         },

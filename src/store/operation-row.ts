@@ -14,6 +14,7 @@ import type {
 export interface OperationRow {
   id: string;
   tenant: string;
+  key: string | null;
   kind: OperationKind;
   filter: string;
   params: string;
@@ -31,6 +32,7 @@ export interface OperationRow {
 export const OPERATION_COLUMNS: readonly (keyof OperationRow)[] = Object.freeze([
   "id",
   "tenant",
+  "key",
   "kind",
   "filter",
   "params",
@@ -49,6 +51,7 @@ export function operationToRow(o: Operation): OperationRow {
   return {
     id: o.id,
     tenant: o.tenant,
+    key: o.key,
     kind: o.kind,
     filter: JSON.stringify(o.filter),
     params: JSON.stringify(o.params),
@@ -69,6 +72,7 @@ export function rowToOperation(r: OperationRow): Operation {
   return {
     id: r.id,
     tenant: r.tenant,
+    key: r.key,
     kind: r.kind,
     filter: JSON.parse(r.filter) as OperationFilter,
     params: JSON.parse(r.params) as OperationParams,

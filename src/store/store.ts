@@ -182,8 +182,13 @@ export interface Store {
   /** Deletes a series, cancelling its pending occurrence, in one transaction. */
   scheduleDelete(params: ScheduleDeleteParams): Promise<ScheduleChangeResult>;
 
-  /** Stores a new operation record (queued; see src/core/operation.ts). */
-  operationsInsert(params: { operation: Operation }): Promise<Operation>;
+  /**
+   * Stores a new operation record (queued; see src/core/operation.ts). An operation of the
+   * same tenant holding `operation.key` is not stored: it comes back with `created: false`.
+   */
+  operationsInsert(params: {
+    operation: Operation;
+  }): Promise<{ operation: Operation; created: boolean }>;
 
   /** One operation record by id, or null. With `tenant`, another tenant's is null too. */
   operationGet(params: { id: string; tenant?: string }): Promise<Operation | null>;

@@ -2,7 +2,11 @@ import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { Scheduler } from "../../src/api/scheduler.js";
 import { ManualClock } from "../../src/core/clock.js";
-import { InvalidJobError, OperationNotFoundError } from "../../src/core/errors.js";
+import {
+  InvalidJobError,
+  OperationKeyConflictError,
+  OperationNotFoundError,
+} from "../../src/core/errors.js";
 import type { Operation } from "../../src/core/operation.js";
 import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
 import { silentLogger } from "../support/harness.js";
@@ -60,7 +64,7 @@ it("cancels by filter in the background on a started scheduler, progress on the 
   );
   const other = await scheduler.schedule({ dueAt: T0 + HOUR, target: "remind", tenant: "globex" });
   scheduler.start();
-  const op = await scheduler.startOperation(
+  const { operation: op } = await scheduler.startOperation(
     { kind: "cancel", filter: { target: "remind" } },
     { tenant: "acme" },
   );
@@ -101,7 +105,7 @@ it("refuses an empty filter naming filter, and unknown kinds and fields by name"
   expect((await scheduler.listOperations()).operations).toEqual([]);
   // all: true is the explicit way to every job of the tenant
   const all = await scheduler.startOperation({ kind: "count", filter: { all: true } });
-  expect(all.state).toBe("done");
+  expect(all.operation.state).toBe("done");
 });
 
 it("answers a small count at once, without a started engine", async () => {
@@ -112,7 +116,7 @@ it("answers a small count at once, without a started engine", async () => {
     { dueAt: T0 + HOUR, target: "a", key: "user:42:y" },
     { dueAt: T0 + HOUR, target: "a", key: "user:7:x" },
   ]);
-  const op = await scheduler.startOperation({
+  const { operation: op } = await scheduler.startOperation({
     kind: "count",
     of: "cancel",
     filter: { keyPrefix: "user:42:" },
@@ -126,7 +130,7 @@ it("resumes an operation queued before a restart once a scheduler starts on the 
   const jobs = await scheduler.scheduleMany(
     Array.from({ length: 5 }, (_, i) => ({ dueAt: T0 + HOUR + i, target: "remind" })),
   );
-  const op = await scheduler.startOperation({
+  const { operation: op } = await scheduler.startOperation({
     kind: "reschedule",
     filter: { target: "remind" },
     shiftMs: 60_000,
@@ -146,7 +150,10 @@ it("cancels an operation: no batch after it; unknown ids throw OperationNotFound
   await scheduler.scheduleMany(
     Array.from({ length: 6 }, (_, i) => ({ dueAt: T0 + HOUR + i, target: "remind" })),
   );
-  const op = await scheduler.startOperation({ kind: "cancel", filter: { target: "remind" } });
+  const { operation: op } = await scheduler.startOperation({
+    kind: "cancel",
+    filter: { target: "remind" },
+  });
   const cancelled = await scheduler.cancelOperation(op.id);
   expect(cancelled).toMatchObject({ state: "cancelled", changed: 0 });
   expect(await scheduler.runOperation(op.id)).toMatchObject({ state: "cancelled", changed: 0 });
@@ -160,10 +167,52 @@ it("runs an operation to its end in the call, with progress after each batch", a
   await scheduler.scheduleMany(
     Array.from({ length: 5 }, (_, i) => ({ dueAt: T0 + HOUR + i, target: "remind" })),
   );
-  const op = await scheduler.startOperation({ kind: "erase", filter: { target: "remind" } });
+  const { operation: op } = await scheduler.startOperation({
+    kind: "erase",
+    filter: { target: "remind" },
+  });
   const seen: number[] = [];
   const done = await scheduler.runOperation(op.id, (o) => seen.push(o.changed));
   expect(seen).toEqual([2, 4, 5]);
   expect(done).toMatchObject({ state: "done", changed: 5 });
   expect((await scheduler.stats()).counts.pending).toBe(0);
+});
+
+it("a start with a held key answers the first operation; another request under it throws", async () => {
+  const { clock, scheduler } = setup();
+  await scheduler.migrate();
+  await scheduler.schedule({ dueAt: T0 + HOUR, target: "remind", tags: ["user:42"] });
+  // times in words are read when the first start was made: sent again later, the same request
+  const input = {
+    kind: "cancel",
+    filter: { tags: ["user:42"], dueTo: "in 2 hours" },
+    key: "erase-request-42",
+  } as const;
+  const first = await scheduler.startOperation(input);
+  expect(first).toMatchObject({ created: true, operation: { key: "erase-request-42" } });
+  await clock.advance(60_000);
+  const again = await scheduler.startOperation(input);
+  expect(again).toEqual({ created: false, operation: first.operation });
+  const done = await scheduler.runOperation(first.operation.id);
+  expect(done).toMatchObject({ state: "done", changed: 1 });
+  expect((await scheduler.startOperation(input)).operation).toEqual(done);
+
+  for (const other of [
+    { ...input, kind: "erase" },
+    { ...input, filter: { tags: ["user:42"], dueTo: "in 3 hours" } },
+    { ...input, filter: { tags: ["user:7"] } },
+  ] as const) {
+    const err = await scheduler.startOperation(other).catch((e: unknown) => e);
+    expect(err, JSON.stringify(other)).toBeInstanceOf(OperationKeyConflictError);
+    expect((err as OperationKeyConflictError).held.id).toBe(first.operation.id);
+  }
+  // another tenant's key is its own; a key is checked as a job's
+  const theirs = await scheduler.startOperation(input, { tenant: "globex" });
+  expect(theirs.created).toBe(true);
+  for (const key of ["", "k".repeat(257), 42]) {
+    const err = await scheduler.startOperation({ ...input, key } as never).catch((e: unknown) => e);
+    expect((err as InvalidJobError).field).toBe("key");
+  }
+  const mine = await scheduler.listOperations({ tenant: first.operation.tenant });
+  expect(mine.operations.map((o) => o.id)).toEqual([first.operation.id]);
 });

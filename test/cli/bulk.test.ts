@@ -12,6 +12,7 @@ import { cli, cliAll, cliJson, ensureBuilt, tempWorkspace } from "./helpers.js";
 
 interface OperationView {
   id: string;
+  key: string | null;
   kind: string;
   state: string;
   scanned: number;
@@ -142,6 +143,11 @@ describe("bulk operations on a local database", () => {
         /^error: --shift: expected a filter/,
       ],
       [["erase"], /^error: --tag: expected a filter/],
+      [["cancel", user7[1]!, "--operation-key", "k"], /^error: --operation-key: expected a filter/],
+      [
+        ["cancel", "--tag", "user:7", "--operation-key", "k".repeat(257)],
+        /^error: --operation-key: expected a string of 1 to 256 characters, received 257/,
+      ],
     ];
     const runs = await cliAll(refusals.map(([args]) => [...args, ...db]));
     refusals.forEach(([args, message], i) => {
@@ -152,6 +158,31 @@ describe("bulk operations on a local database", () => {
     expect((await jobsOf(ws.db, [user7[1]!]))[0]!.status).toBe("pending");
     const s = await createScheduler({ db: ws.db });
     expect((await s.listOperations()).operations).toEqual([]);
+    await s.close();
+  });
+
+  it("--operation-key: run again, the command follows the first operation; another filter under it exits 5", async () => {
+    const { user7 } = await seed(ws.db);
+    const db = ["--db", ws.db];
+    const args = ["cancel", "--tag", "user:42", "--operation-key", "erase-42", ...db];
+    const first = await cliJson<{ operation: OperationView }>(args);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.body.operation).toMatchObject({ key: "erase-42", state: "done", changed: 5 });
+    const [again, other] = await cliAll([
+      [...args, "--json"],
+      ["cancel", "--tag", "user:7", "--operation-key", "erase-42", ...db],
+    ]);
+    expect(again!.code, again!.stderr).toBe(0);
+    expect(JSON.parse(again!.stdout)).toEqual(first.body);
+    expect([other!.code, other!.stdout]).toEqual([
+      5,
+      `key-conflict: --operation-key started operation ${first.body.operation.id} with another filter or kind\n`,
+    ]);
+    expect((await jobsOf(ws.db, user7)).map((j) => j!.status)).toEqual(["pending", "pending"]);
+    const s = await createScheduler({ db: ws.db });
+    expect((await s.listOperations()).operations.map((o) => o.id)).toEqual([
+      first.body.operation.id,
+    ]);
     await s.close();
   });
 
@@ -219,6 +250,19 @@ describe("bulk operations against a service (--url)", () => {
       changed: 2,
       filter: { tags: ["user:42"] },
     });
+    // a retried command with its operation key follows the first operation on the server
+    const keyed = ["cancel", "--tag", "user:7", "--operation-key", "k7", ...remote];
+    const k1 = await cliJson<{ operation: OperationView }>(keyed);
+    const [k2, k3] = await cliAll([
+      [...keyed, "--json"],
+      ["cancel", "--tag", "x", "--operation-key", "k7", ...remote],
+    ]);
+    expect(k1.body.operation).toMatchObject({ key: "k7", state: "done", changed: 1 });
+    expect(JSON.parse(k2!.stdout)).toEqual(k1.body);
+    expect([k3!.code, k3!.stdout]).toEqual([
+      5,
+      `key-conflict: --operation-key started operation ${k1.body.operation.id} with another filter or kind\n`,
+    ]);
     const bad = await cli(["cancel", "--tag", "user:42", "--tenant", "x", ...remote]);
     expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/^error: --tenant: /)]);
   });

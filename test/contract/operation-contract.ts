@@ -57,15 +57,21 @@ export function describeOperationContract(name: string, makeStore: () => Promise
       return (await store.jobsInsert({ jobs, now: T0 })).map((r) => r.job);
     }
 
+    function record(over: Partial<Operation> = {}): Operation {
+      const def = { id: opIds(), tenant: "acme", kind: "count" as const, params: {} };
+      return { ...newOperation({ ...def, filter: { all: true } }, T0), ...over };
+    }
+
     async function start(
       kind: OperationKind,
       filter: OperationFilter,
       params: OperationParams = {},
       tenant = "acme",
     ): Promise<Operation> {
-      return store.operationsInsert({
+      const r = await store.operationsInsert({
         operation: newOperation({ id: opIds(), tenant, kind, filter, params }, T0),
       });
+      return r.operation;
     }
 
     /** Runs every batch of `limit` jobs; resolves to the final record and the batches run. */
@@ -418,6 +424,35 @@ export function describeOperationContract(name: string, makeStore: () => Promise
       const active = await store.operationsList({ states: ["queued", "running"], limit: 10 });
       expect(active.map((o) => o.id).sort()).toEqual([b.id, c.id].sort());
       expect(b.filter).toEqual({ target: "x" });
+    });
+
+    it("a key is held by one record per tenant: inserting it again stores nothing and answers the first", async () => {
+      const first = record({ key: "erase:user:42", kind: "erase", filter: { tags: ["user:42"] } });
+      expect(await store.operationsInsert({ operation: first })).toEqual({
+        operation: first,
+        created: true,
+      });
+      const retry = record({ key: "erase:user:42", kind: "cancel", createdAt: T0 + 5 });
+      expect(await store.operationsInsert({ operation: retry })).toEqual({
+        operation: first,
+        created: false,
+      });
+      expect(await store.operationGet({ id: retry.id })).toBeNull();
+      // held for the record's life: a finished one still answers
+      await runAll(first.id, 10);
+      const done = (await store.operationGet({ id: first.id }))!;
+      expect(done.state).toBe("done");
+      expect(await store.operationsInsert({ operation: record({ key: "erase:user:42" }) })).toEqual(
+        { operation: done, created: false },
+      );
+      // another tenant's key, and records without a key, are their own
+      const other = record({ key: "erase:user:42", tenant: "globex" });
+      expect((await store.operationsInsert({ operation: other })).created).toBe(true);
+      for (let i = 0; i < 2; i++) {
+        expect((await store.operationsInsert({ operation: record() })).created).toBe(true);
+      }
+      const acme = await store.operationsList({ tenant: "acme", limit: 10 });
+      expect(acme.map((o) => o.key)).toEqual([null, null, "erase:user:42"]);
     });
   });
 }

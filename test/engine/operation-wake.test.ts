@@ -31,7 +31,10 @@ describeOnEveryStore("bulk operations wake the watcher", (make) => {
     expect(fired).toEqual([T0 + 10]);
     fail = false;
     await h.clock.advance(1000);
-    const op = await h.scheduler.startOperation({ kind: "retry", filter: { tags: ["user:42"] } });
+    const { operation: op } = await h.scheduler.startOperation({
+      kind: "retry",
+      filter: { tags: ["user:42"] },
+    });
     await h.clock.advance(10);
     expect((await h.scheduler.getOperation(op.id))!).toMatchObject({ state: "done", changed: 1 });
     await h.clock.advance(1000);

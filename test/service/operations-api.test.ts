@@ -129,3 +129,54 @@ it("answers bad input with 400 naming the field, and writes nothing", async () =
   expect((await t.api("GET", "/v1/operations")).body.operations).toEqual([]);
   expect((await t.api("GET", "/v1/operations/nope")).status).toBe(404);
 });
+
+it("a retried POST with the same key gives one operation; another request under it is 409 naming key", async () => {
+  t = await startTestService();
+  await t.api("POST", "/v1/jobs", {
+    body: { dueAt: later(1), target: "https://example.com/a", tags: ["user:42"] },
+  });
+  const body = {
+    kind: "cancel",
+    filter: { tags: ["user:42"], dueTo: "in 2 hours" },
+    key: "erase-request-42",
+  };
+  // a client that timed out and sent its POST again while the first was in flight
+  const both = await Promise.all([1, 2].map(() => t.api("POST", "/v1/operations", { body })));
+  expect(both.map((r) => r.status).sort()).toEqual([200, 202]);
+  const first = both.find((r) => r.status === 202)!;
+  const retried = both.find((r) => r.status === 200)!;
+  expect(first.body).toMatchObject({ created: true, operation: { key: "erase-request-42" } });
+  const id = first.body.operation.id as string;
+  expect(retried.body).toMatchObject({ created: false, operation: { id } });
+  const done = await ended(id);
+  expect(done.body.operation).toMatchObject({ state: "done", changed: 1 });
+  // once it ended, the same request still answers it
+  const late = await t.api("POST", "/v1/operations", { body });
+  expect(late.status).toBe(200);
+  expect(late.body).toEqual({ created: false, operation: done.body.operation });
+
+  for (const other of [
+    { ...body, kind: "erase" },
+    { ...body, filter: { tags: ["user:7"] } },
+  ]) {
+    const r = await t.api("POST", "/v1/operations", { body: other });
+    expect(r.status, JSON.stringify(other)).toBe(409);
+    expect(r.body).toMatchObject({
+      error: { code: "key-conflict", field: "key" },
+      outcome: "key-conflict",
+      operation: { id },
+    });
+    expect(r.body.error.received).toContain("erase-request-42");
+  }
+  for (const key of ["", "k".repeat(257), 7]) {
+    const r = await t.api("POST", "/v1/operations", { body: { ...body, key } });
+    expect(r.status).toBe(400);
+    expect(r.body.error.field).toBe("key");
+  }
+  expect(
+    (await t.api("GET", "/v1/operations")).body.operations.map((o: { id: string }) => o.id),
+  ).toEqual([id]);
+  const theirs = await t.api("POST", "/v1/operations", { key: t.umbrella.key, body });
+  expect(theirs.status).toBe(202);
+  expect(theirs.body.operation.id).not.toBe(id);
+});

@@ -95,7 +95,7 @@ async function seed(target: BulkCrashTarget) {
         ...(i % 6 === 5 ? {} : { tags: ["user:42"] }),
       })),
     );
-    const op = await setup.startOperation({
+    const { operation: op } = await setup.startOperation({
       kind: "reschedule",
       filter: { tags: ["user:42"] },
       shiftMs: SHIFT,

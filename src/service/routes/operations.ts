@@ -7,7 +7,9 @@ import { ApiError } from "../http-errors.js";
 
 /**
  * Bulk operations for the request's tenant (docs/managing-jobs.md): POST /v1/operations
- * starts one (202 with its record; a count done at once answers 200), GET reads one or a
+ * starts one (202 with its record; a count done at once answers 200, and so does a start
+ * whose key an operation holds: that one, created false; 409 for another request under the
+ * key, from the error handler), GET reads one or a
  * page, POST .../cancel stops one after its batch in flight. Each is one Scheduler call;
  * the body's validation is the library's (errors name the field).
  */
@@ -17,9 +19,13 @@ export function operationRoutes(
 ): void {
   const s = o.scheduler;
   app.post("/v1/operations", { bodyLimit: o.bodyLimit }, async (request, reply) => {
-    const op = await s.startOperation(request.body as never, { tenant: request.tenant });
+    const { operation: op, created } = await s.startOperation(request.body as never, {
+      tenant: request.tenant,
+    });
     const done = op.state !== "queued" && op.state !== "running";
-    return reply.code(done ? 200 : 202).send({ operation: operationView(op) });
+    // a retried start (its key held) started nothing: 200 with the first one, as a job's key
+    const status = created && !done ? 202 : 200;
+    return reply.code(status).send({ operation: operationView(op), created });
   });
   app.get("/v1/operations", async (request) => {
     const q = requireObject(request.query ?? {}, "query");

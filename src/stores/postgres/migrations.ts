@@ -374,6 +374,13 @@ export function migrations(schema: string): readonly string[] {
     CREATE INDEX jobs_held_pause ON ${s}.jobs_held (pause_id, shard, id);
     CREATE INDEX jobs_held_due ON ${s}.jobs_held (due_at, id);
     `,
+    // Version 13: an operation's idempotency key (src/api/operations.ts), unique per tenant
+    // for the record's life through the partial index operations_key, which the insert's
+    // ON CONFLICT names: a retried start finds the first record.
+    `
+    ALTER TABLE ${s}.operations ADD COLUMN key text;
+    CREATE UNIQUE INDEX operations_key ON ${s}.operations (tenant, key) WHERE key IS NOT NULL;
+    `,
   ];
 }
 

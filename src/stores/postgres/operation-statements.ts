@@ -24,9 +24,13 @@ export function operationStatements(schema: string) {
       target, key, due_at, schedule_id, tags FROM ${s}.${table}
     WHERE tenant = $1 AND (shard, id) > ($2::int, $3::text) ORDER BY shard, id LIMIT $4)`;
   return {
-    insert: `INSERT INTO ${s}.operations (${cols}) VALUES (${params})`,
+    /** Partial unique index operations_key: a key its tenant holds makes this a no-op. */
+    insert: `INSERT INTO ${s}.operations (${cols}) VALUES (${params})
+      ON CONFLICT (tenant, key) WHERE key IS NOT NULL DO NOTHING RETURNING id`,
     /** Primary key. */
     byId: `SELECT ${cols} FROM ${s}.operations WHERE id = $1`,
+    /** operations_key. */
+    byKey: `SELECT ${cols} FROM ${s}.operations WHERE tenant = $1 AND key = $2`,
     /** Primary key, locked: a batch and a cancel of one operation take turns. */
     byIdLocked: `SELECT ${cols} FROM ${s}.operations WHERE id = $1 FOR UPDATE`,
     write: `UPDATE ${s}.operations SET ${assign} WHERE id = $1`,

@@ -49,9 +49,20 @@ function values(o: Operation): unknown[] {
   return OPERATION_COLUMNS.map((c) => row[c]);
 }
 
-export async function insertOperation(c: Queryable, d: OperationDeps, op: Operation) {
-  await c.query(d.sql.insert, values(op));
-  return op;
+/**
+ * Stores an operation record, unless its key is held (then that record). The insert waits
+ * for a concurrent one of the same key to commit and then does nothing; the read after it,
+ * a statement of its own, sees the committed holder.
+ */
+export async function insertOperation(
+  c: Queryable,
+  d: OperationDeps,
+  op: Operation,
+): Promise<{ operation: Operation; created: boolean }> {
+  const { rows } = await c.query(d.sql.insert, values(op));
+  if (rows.length > 0) return { operation: op, created: true };
+  const held = await c.query<OperationRow>(d.sql.byKey, [op.tenant, op.key]);
+  return { operation: rowToOperation(held.rows[0]!), created: false };
 }
 
 export async function getOperation(

@@ -671,7 +671,9 @@ export class PostgresStore implements Store {
     );
   }
 
-  async operationsInsert(params: { operation: Operation }): Promise<Operation> {
+  async operationsInsert(params: {
+    operation: Operation;
+  }): Promise<{ operation: Operation; created: boolean }> {
     return this.run("inserting an operation", () =>
       withRetry(() => insertOperation(this.pool, this.ops, params.operation)),
     );

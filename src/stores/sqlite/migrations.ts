@@ -41,6 +41,7 @@
  * indexes them per (tenant, tag, job id), with the job's seq to reach its row.
  * Since version 11 a jobs row carries `callbacks` (its outcome callback URLs, JSON) and
  * `callback_of` (on a callback job, the job it reports on).
+ * Since version 12 an `operations` row carries its idempotency `key`, unique per tenant.
  * Retention deletes a finished job's `finished` row, its `jobs` row and its tag entries
  * together.
  */
@@ -337,5 +338,12 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE jobs ADD COLUMN callbacks TEXT;
   ALTER TABLE jobs ADD COLUMN callback_of TEXT;
+  `,
+  // Version 12: an operation's idempotency key (src/api/operations.ts). operations_key makes
+  // it unique per tenant for the record's life, so a retried start finds the first one; the
+  // partial index holds only keyed records. A nullable column writes no row.
+  `
+  ALTER TABLE operations ADD COLUMN key TEXT;
+  CREATE UNIQUE INDEX operations_key ON operations (tenant, key) WHERE key IS NOT NULL;
   `,
 ];

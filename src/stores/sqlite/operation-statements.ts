@@ -16,6 +16,8 @@ export const OPERATION_SQL = {
   operationInsert: `INSERT INTO operations (${COLUMNS}) VALUES (${PLACEHOLDERS})`,
   /** Primary key. */
   operationById: `SELECT ${COLUMNS} FROM operations WHERE id = ?`,
+  /** Unique index operations_key (keyed records only). */
+  operationByKey: `SELECT ${COLUMNS} FROM operations WHERE tenant = ? AND key = ?`,
   /** Writes every column of a record read in the same transaction (primary key). */
   operationWrite: `UPDATE operations SET ${ASSIGN} WHERE id = @id`,
   /**

@@ -102,9 +102,17 @@ function eraseJob(ctx: SqliteContext, j: StoredState, d: CounterDeltas): void {
   ctx.s.jobDeleteBySeq.run(j.seq);
 }
 
-export function insertOperation(ctx: SqliteContext, op: Operation): Operation {
+/** Stores an operation record, unless its key is held (then that record). */
+export function insertOperation(
+  ctx: SqliteContext,
+  op: Operation,
+): { operation: Operation; created: boolean } {
+  if (op.key !== null) {
+    const held = ctx.s.operationByKey.get(op.tenant, op.key) as OperationRow | undefined;
+    if (held) return { operation: rowToOperation(held), created: false };
+  }
   ctx.s.operationInsert.run(operationToRow(op));
-  return op;
+  return { operation: op, created: true };
 }
 
 export function getOperation(ctx: SqliteContext, id: string, tenant?: string): Operation | null {

@@ -389,7 +389,9 @@ export class SqliteStore implements Store {
     return this.ctx.write("deleting a schedule", () => deleteSchedule(this.ctx, params));
   }
 
-  async operationsInsert(params: { operation: Operation }): Promise<Operation> {
+  async operationsInsert(params: {
+    operation: Operation;
+  }): Promise<{ operation: Operation; created: boolean }> {
     return this.ctx.write("inserting an operation", () =>
       insertOperation(this.ctx, params.operation),
     );
