@@ -10,6 +10,7 @@ import {
   type PauseState,
 } from "../core/pause.js";
 import type { Job } from "../core/job.js";
+import { optionalString, requireInteger } from "../core/validate.js";
 import type { PauseStore } from "../store/pause-store.js";
 import type { Store } from "../store/store.js";
 
@@ -31,6 +32,17 @@ export interface PauseDeps {
   readonly work: () => Promise<void>;
   /** Hands back this node's waiting claims that `covered` picks. */
   readonly handBack: (covered: (job: Job) => boolean) => Promise<void>;
+}
+
+/** What listPauses takes: whose, which states, and a page of them. */
+export interface ListPausesOptions {
+  readonly tenant?: string;
+  /** Default: active and resuming. */
+  readonly states?: readonly PauseState[];
+  /** A pause id: list those made after it (the last id of the previous page). */
+  readonly after?: string;
+  /** At most this many, 1 to 10000. Default: all. */
+  readonly limit?: number;
 }
 
 /** The options every pause call takes. */
@@ -102,11 +114,20 @@ export class PauseOperations {
     });
   }
 
-  /** Pauses in creation order; by default those not yet resumed (active and resuming). */
-  list(opts: { tenant?: string; states?: readonly PauseState[] } = {}): Promise<Pause[]> {
+  /**
+   * Pauses in creation order; by default those not yet resumed (active and resuming). With
+   * `limit`, at most that many; with `after` (a pause id, the last of the previous page),
+   * those made after it.
+   */
+  list(opts: ListPausesOptions = {}): Promise<Pause[]> {
+    const after = optionalString(opts.after, "after", { max: 64 });
+    const limit =
+      opts.limit === undefined ? undefined : requireInteger(opts.limit, "limit", 1, 10_000);
     return this.pauses().pausesList({
       ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
       states: opts.states ?? ["active", "resuming"],
+      ...(after === undefined ? {} : { after }),
+      ...(limit === undefined ? {} : { limit }),
     });
   }
 
@@ -156,8 +177,8 @@ export interface PauseMethods {
   /** One pause, or null. With `tenant`, another tenant's pause is null too. */
   getPause(id: string, opts?: PauseCallOptions): Promise<Pause | null>;
 
-  /** Pauses in creation order; by default the active and resuming ones. */
-  listPauses(opts?: { tenant?: string; states?: readonly PauseState[] }): Promise<Pause[]>;
+  /** Pauses in creation order; by default the active and resuming ones; `after`/`limit` page. */
+  listPauses(opts?: ListPausesOptions): Promise<Pause[]>;
 
   /**
    * Runs every pause's pending work in this call until none is left (PauseOperations.runWork):

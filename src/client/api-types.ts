@@ -459,7 +459,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The tenant's pauses in creation order (by default the active and resuming) */
+    /** A page of the tenant's pauses in creation order (by default the active and resuming) */
     get: operations["listPauses"];
     put?: never;
     /** Pause the tenant's jobs, one target's or one tag's: held, never claimed, until resumed (see docs/managing-jobs.md) */
@@ -1482,6 +1482,8 @@ export interface components {
     };
     PauseList: {
       pauses: components["schemas"]["Pause"][];
+      /** @description Pass as `cursor` for the next page; null on the last */
+      nextCursor: string | null;
     };
     /** @description A pause as the dashboard's pauses page shows it (src/dashboard/pauses.ts) */
     DashboardPause: components["schemas"]["Pause"] & {
@@ -3580,6 +3582,10 @@ export interface operations {
       query?: {
         /** @description Comma-separated or repeated states */
         state?: string;
+        /** @description Pauses per page, 1-1000 (default 100) */
+        limit?: number;
+        /** @description The `nextCursor` of the page before */
+        cursor?: string;
       };
       header?: never;
       path?: never;

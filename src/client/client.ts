@@ -232,9 +232,21 @@ export class DuetimeClient {
     return (await this.call("createPause", { body: input, ...options })).pause;
   }
 
-  /** The tenant's pauses in creation order; by default the active and resuming ones. */
+  /**
+   * The tenant's pauses in creation order (one page: `limit`, default 100; see
+   * listPausesPage for the next cursor); by default the active and resuming ones.
+   */
   async listPauses(query: ListPausesQuery = {}, options: Signal = {}): Promise<Pause[]> {
     return (await this.call("listPauses", { query, ...options })).pauses;
+  }
+
+  /** A page of the tenant's pauses (`limit`, `cursor`) and the cursor of the next page. */
+  async listPausesPage(
+    query: ListPausesQuery = {},
+    options: Signal = {},
+  ): Promise<{ pauses: Pause[]; nextCursor: string | null }> {
+    const page = await this.call("listPauses", { query, ...options });
+    return { pauses: page.pauses, nextCursor: page.nextCursor };
   }
 
   async getPause(id: string, options: Signal = {}): Promise<Pause> {

@@ -95,8 +95,14 @@ export const PAUSE_SCHEMAS = {
   },
   PauseList: {
     type: "object",
-    required: ["pauses"],
-    properties: { pauses: { type: "array", items: ref("Pause") } },
+    required: ["pauses", "nextCursor"],
+    properties: {
+      pauses: { type: "array", items: ref("Pause") },
+      nextCursor: {
+        type: ["string", "null"],
+        description: "Pass as `cursor` for the next page; null on the last",
+      },
+    },
   },
   DashboardPause: {
     description: "A pause as the dashboard's pauses page shows it (src/dashboard/pauses.ts)",
@@ -170,7 +176,24 @@ interface CollectionOptions {
   readonly list: string;
   /** Responses a POST has besides the API's (the dashboard's body rules: 413, 415). */
   readonly postErrors?: Record<string, unknown>;
+  /** Query parameters of the list besides `state` (the API's paging). */
+  readonly listParams?: readonly Record<string, unknown>[];
 }
+
+const pagingParams = [
+  {
+    name: "limit",
+    in: "query",
+    description: "Pauses per page, 1-1000 (default 100)",
+    schema: { type: "integer", minimum: 1, maximum: 1000 },
+  },
+  {
+    name: "cursor",
+    in: "query",
+    description: "The `nextCursor` of the page before",
+    schema: { type: "string", maxLength: 64 },
+  },
+];
 
 function pauseCollection(o: CollectionOptions): Record<string, unknown> {
   return {
@@ -189,7 +212,7 @@ function pauseCollection(o: CollectionOptions): Record<string, unknown> {
     get: {
       operationId: o.listId,
       summary: o.listSummary,
-      parameters: [stateParam],
+      parameters: [stateParam, ...(o.listParams ?? [])],
       responses: {
         "200": { description: "The pauses", content: json(ref(o.list)) },
         "400": errorResponse("Invalid query"),
@@ -207,7 +230,9 @@ export function pausePaths(): Record<string, unknown> {
       createSummary:
         "Pause the tenant's jobs, one target's or one tag's: held, never claimed, until resumed (see docs/managing-jobs.md)",
       listId: "listPauses",
-      listSummary: "The tenant's pauses in creation order (by default the active and resuming)",
+      listSummary:
+        "A page of the tenant's pauses in creation order (by default the active and resuming)",
+      listParams: pagingParams,
       envelope: "PauseEnvelope",
       list: "PauseList",
     }),

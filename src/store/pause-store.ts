@@ -17,6 +17,15 @@ export interface PauseListenLoop {
   readonly loops?: LoopGroup;
 }
 
+/** What `pausesList` takes: whose pauses, in which states, and a page of them. */
+export interface PauseListQuery {
+  readonly tenant?: string;
+  readonly states?: readonly PauseState[];
+  /** A pause id: those made after it. */
+  readonly after?: string;
+  readonly limit?: number;
+}
+
 /**
  * The pause members of the store contract (issue 13 §4; src/core/pause.ts says what a pause
  * does). Every store implements them; the contract suite runs their cases on each.
@@ -45,8 +54,12 @@ export interface PauseStore {
   /** One pause by id, or null. With `tenant`, a pause of another tenant is null too. */
   pauseGet(params: { id: string; tenant?: string }): Promise<Pause | null>;
 
-  /** Pauses in id (creation) order, of `tenant` (or all), in `states` (or all). */
-  pausesList(params: { tenant?: string; states?: readonly PauseState[] }): Promise<Pause[]>;
+  /**
+   * Pauses in id (creation) order, of `tenant` (or all), in `states` (or all): those after
+   * the id `after` when given, at most `limit` when given (a page; the next starts after
+   * its last id).
+   */
+  pausesList(params: PauseListQuery): Promise<Pause[]>;
 
   /**
    * Resumes an active pause: `resuming` at `now`; its held jobs are given back by

@@ -245,5 +245,18 @@ export function describePauseContract(name: string, makeStore: () => Promise<Sto
       expect(await pauses.pausedJobsCount({})).toBe(0);
       expect((await claimAll(T0 + 10 * HOUR)).map((c) => c.id)).toEqual([j!.id]);
     });
+
+    it("lists a page: after an id, at most limit, states filtered before the limit", async () => {
+      const ps = [];
+      for (const tag of ["a", "b", "c", "d"]) ps.push(await pause({ tag }));
+      await pauses.pauseResume({ id: ps[1]!.id, now: T0 + 1 });
+      const ids = (q: Parameters<PauseStore["pausesList"]>[0]) =>
+        pauses.pausesList(q).then((l) => l.map((p) => p.id));
+      expect(await ids({ limit: 2 })).toEqual([ps[0]!.id, ps[1]!.id]);
+      expect(await ids({ after: ps[1]!.id, limit: 2 })).toEqual([ps[2]!.id, ps[3]!.id]);
+      expect(await ids({ states: ["active"], limit: 2 })).toEqual([ps[0]!.id, ps[2]!.id]);
+      expect(await ids({ states: ["active"], after: ps[2]!.id })).toEqual([ps[3]!.id]);
+      expect(await ids({ tenant: "b", limit: 2 })).toEqual([]);
+    });
   });
 }

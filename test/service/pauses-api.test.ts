@@ -218,7 +218,7 @@ it("refuses bad bodies and queries naming the field, with nothing stored", async
   const q = await t.api("GET", "/v1/pauses?state=paused");
   expect(q.status).toBe(400);
   expect(q.body.error.field).toBe("state");
-  expect((await t.api("GET", "/v1/pauses?limit=3")).body.error.field).toBe("limit");
+  expect((await t.api("GET", "/v1/pauses?limit=many")).body.error.field).toBe("limit");
   expect((await t.api("GET", "/v1/pauses/nope")).status).toBe(404);
   expect((await t.api("DELETE", "/v1/pauses/nope")).status).toBe(404);
   expect(await allPauses()).toEqual([]);
@@ -276,5 +276,37 @@ it("a store without pauses answers 501 naming the store, and stats still answer"
     await keys.close();
     await sqlite.close();
     dir.cleanup();
+  }
+});
+
+it("GET /v1/pauses pages with limit and cursor, in creation order; bad paging is 400 naming the field", async () => {
+  t = await startTestService();
+  const ids: string[] = [];
+  for (const tag of ["a", "b", "c"]) {
+    const r = await t.api("POST", "/v1/pauses", { body: { scope: { tag } } });
+    ids.push(r.body.pause.id as string);
+  }
+  const first = await t.api("GET", "/v1/pauses?limit=2");
+  expect(first.status).toBe(200);
+  expect(first.body.pauses.map((p: { id: string }) => p.id)).toEqual(ids.slice(0, 2));
+  expect(first.body.nextCursor).toBe(ids[1]);
+  const next = await t.api("GET", `/v1/pauses?limit=2&cursor=${first.body.nextCursor}`);
+  expect(next.body.pauses.map((p: { id: string }) => p.id)).toEqual([ids[2]]);
+  expect(next.body.nextCursor).toBeNull();
+  // without limit, one page of up to 100: all three, and no next page
+  expect((await t.api("GET", "/v1/pauses")).body).toMatchObject({ nextCursor: null });
+  const client = createClient({ url: t.svc.url, apiKey: t.acme.key });
+  expect(await client.listPausesPage({ limit: 1, cursor: ids[0]! })).toMatchObject({
+    pauses: [{ id: ids[1] }],
+    nextCursor: ids[1],
+  });
+  for (const [query, field] of [
+    ["limit=0", "limit"],
+    ["limit=1001", "limit"],
+    [`cursor=${"x".repeat(65)}`, "cursor"],
+  ] as const) {
+    const r = await t.api("GET", `/v1/pauses?${query}`);
+    expect(r.status, query).toBe(400);
+    expect(r.body.error.field, query).toBe(field);
   }
 });

@@ -6,13 +6,21 @@ import { readQuery } from "../../core/query-params.js";
 import { libraryFault, pauseNotFoundFault } from "../../http/library-faults.js";
 import { libraryError, type ApiError } from "../http-errors.js";
 
-const LIST_PARAMS = { state: { kind: "list", of: PAUSE_STATES } } as const;
+const LIST_PARAMS = {
+  state: { kind: "list", of: PAUSE_STATES },
+  cursor: { kind: "text", max: 64 },
+  limit: { kind: "int", min: 1, max: 1000 },
+} as const;
+
+/** Pauses a page lists when `limit` is not given. */
+const DEFAULT_PAGE = 100;
 
 type IdRequest = { Params: { id: string } };
 
 /**
  * Pauses of the request's tenant (docs/managing-jobs.md, Pause and resume): POST /v1/pauses
- * makes one (201), GET lists them (active and resuming unless `state` says), GET
+ * makes one (201), GET lists a page of them (active and resuming unless `state` says;
+ * `limit`, default 100, and `cursor`, the `nextCursor` of the page before), GET
  * /v1/pauses/{id} shows one, DELETE /v1/pauses/{id} resumes it. Each is one Scheduler call;
  * the body is checked by the library's parsePauseInput (errors name the field), and another
  * tenant's pause answers 404 like a missing one.
@@ -29,10 +37,19 @@ export function pauseRoutes(
 
   app.get("/v1/pauses", async (request) => {
     const q = readQuery(request.query, LIST_PARAMS);
+    const limit = q.limit ?? DEFAULT_PAGE;
+    // One more than the page, to know whether another follows.
     const pauses = await answer(() =>
-      s.listPauses({ tenant: request.tenant, ...(q.state ? { states: q.state } : {}) }),
+      s.listPauses({
+        tenant: request.tenant,
+        limit: limit + 1,
+        ...(q.state ? { states: q.state } : {}),
+        ...(q.cursor === undefined ? {} : { after: q.cursor }),
+      }),
     );
-    return { pauses: pauses.map(pauseView) };
+    const page = pauses.slice(0, limit);
+    const nextCursor = pauses.length > limit ? page[page.length - 1]!.id : null;
+    return { pauses: page.map(pauseView), nextCursor };
   });
 
   app.get<IdRequest>("/v1/pauses/:id", async (request) => {

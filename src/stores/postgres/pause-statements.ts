@@ -54,7 +54,8 @@ export function pauseStatements(schema: string) {
     /** Primary key order, or index pauses_tenant; the table holds a row per pause ever made. */
     list: `SELECT ${pauseCols} FROM ${s}.pauses
       WHERE ($1::text IS NULL OR tenant = $1) AND ($2::text[] IS NULL OR state = ANY($2::text[]))
-      ORDER BY id`,
+        AND ($3::text IS NULL OR id > $3)
+      ORDER BY id LIMIT $4`,
     /**
      * The pauses that hold now (index pauses_open), locked FOR SHARE until the transaction
      * ends: a resume of one of them waits until the jobs this transaction holds for it are

@@ -10,12 +10,11 @@ import {
   type Pause,
   type PauseInsertResult,
   type PauseResumeResult,
-  type PauseState,
   type PauseWorkResult,
 } from "../../core/pause.js";
 import { toPause, type PauseRow } from "../../store/pause-row.js";
 import { tagsFromColumn } from "../../core/tags.js";
-import type { PauseListenLoop, PauseStore } from "../../store/pause-store.js";
+import type { PauseListenLoop, PauseListQuery, PauseStore } from "../../store/pause-store.js";
 import { inTransaction, withRetry } from "./connection.js";
 import type { DueNotifier } from "./due-notifier.js";
 import type { PauseStatements } from "./pause-statements.js";
@@ -167,11 +166,14 @@ export class PostgresPauseStore implements PauseStore {
     return toPause(row);
   }
 
-  async pausesList(params: { tenant?: string; states?: readonly PauseState[] }): Promise<Pause[]> {
+  async pausesList(params: PauseListQuery): Promise<Pause[]> {
     const { rows } = await this.d.run("listing pauses", () =>
       this.d.pool.query<PgPauseRow>(this.d.sql.list, [
         params.tenant ?? null,
         params.states === undefined ? null : [...params.states],
+        params.after ?? null,
+        // LIMIT NULL is no limit.
+        params.limit ?? null,
       ]),
     );
     return rows.map(toPause);

@@ -21,7 +21,9 @@ export const PAUSE_SQL = {
   /** The tenant's open (active or resuming) pauses, for maxOpen: counted in the insert's transaction. */
   pausesOpenCount: `SELECT count(*) AS n FROM pauses WHERE tenant = @tenant AND state <> 'resumed'`,
   pausesAll: `SELECT ${PAUSE_COLUMNS} FROM pauses
-    WHERE (@tenant IS NULL OR tenant = @tenant) ORDER BY id`,
+    WHERE (@tenant IS NULL OR tenant = @tenant) AND (@after IS NULL OR id > @after)
+      AND (@states IS NULL OR state IN (SELECT value FROM json_each(@states)))
+    ORDER BY id LIMIT @limit`,
   /** Index pauses_state: the pauses that hold (read by every claim that finds due jobs). */
   pausesActive: `SELECT ${PAUSE_COLUMNS} FROM pauses WHERE state = 'active' ORDER BY id`,
   pauseResume: `UPDATE pauses SET state = 'resuming', resumed_at = @now

@@ -7,11 +7,10 @@ import {
   type Pause,
   type PauseInsertResult,
   type PauseResumeResult,
-  type PauseState,
   type PauseWorkResult,
 } from "../../core/pause.js";
 import type { Job } from "../../core/job.js";
-import type { PauseStore } from "../../store/pause-store.js";
+import type { PauseListQuery, PauseStore } from "../../store/pause-store.js";
 import type { SqliteContext } from "./context.js";
 import { toPause, type PauseRow } from "../../store/pause-row.js";
 import { holdJobs, type Holdable } from "./held.js";
@@ -38,13 +37,15 @@ export function getPause(ctx: SqliteContext, id: string, tenant?: string): Pause
   return toPause(row);
 }
 
-export function listPauses(
-  ctx: SqliteContext,
-  tenant: string | undefined,
-  states: readonly PauseState[] | undefined,
-): Pause[] {
-  const rows = ctx.s.pausesAll.all({ tenant: tenant ?? null }) as PauseRow[];
-  return rows.map(toPause).filter((p) => states === undefined || states.includes(p.state));
+export function listPauses(ctx: SqliteContext, q: PauseListQuery): Pause[] {
+  const rows = ctx.s.pausesAll.all({
+    tenant: q.tenant ?? null,
+    after: q.after ?? null,
+    states: q.states === undefined ? null : JSON.stringify(q.states),
+    // SQLite reads a negative LIMIT as none.
+    limit: q.limit ?? -1,
+  }) as PauseRow[];
+  return rows.map(toPause);
 }
 
 export function resumePause(
@@ -217,8 +218,8 @@ export class SqlitePauseStore implements PauseStore {
     return getPause(this.ctx, params.id, params.tenant);
   }
 
-  async pausesList(params: { tenant?: string; states?: readonly PauseState[] }): Promise<Pause[]> {
-    return listPauses(this.ctx, params.tenant, params.states);
+  async pausesList(params: PauseListQuery): Promise<Pause[]> {
+    return listPauses(this.ctx, params);
   }
 
   async pauseResume(params: {
