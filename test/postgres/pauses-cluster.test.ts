@@ -80,11 +80,20 @@ describe("postgres: a pause holds on every node", () => {
 
     await b.scheduler.stop({ timeoutMs: 1000 });
     expect(await b.scheduler.resume(p.id)).toMatchObject({ id: p.id, state: "resuming" });
+    await b.settled();
     // B's resume gave the jobs back (its own pass, or A's keeper's next one)
     a.scheduler.start();
     await a.clock.advance(6000);
     await a.scheduler.idle();
     expect(await a.scheduler.getPause(p.id)).toMatchObject({ state: "resumed", heldJobs: 0 });
+    // the release may have been B's pass, whose commit reaches A's watcher only by NOTIFY:
+    // wait for B's calls, then a pass of A's claims what was given back (its own loop may
+    // claim first; runOnce then skips the locked rows and settled() waits for that claim)
+    await b.settled();
+    await a.scheduler.runOnce();
+    await a.scheduler.idle();
+    await a.settled();
+    await a.scheduler.idle();
     expect(a.fired.map((j) => j.id).sort()).toEqual([job.id, later.id].sort());
     expect(b.fired).toEqual([]);
     const first = a.fired.find((j) => j.id === job.id)!;
