@@ -51,11 +51,11 @@ describe("postgres claim without a transaction", () => {
   const job = (over: Partial<NewJob> = {}): NewJob =>
     makeJob(FIRST - 1000, { tenant: "a", ...over });
 
-  async function claim() {
+  async function claim(at = FIRST) {
     sent = [];
     const jobs = await store.jobsClaimDue({
-      now: FIRST,
-      dueBefore: FIRST,
+      now: at,
+      dueBefore: at,
       limit: 100,
       leaseMs: 30_000,
       owner: "n",
@@ -120,6 +120,26 @@ describe("postgres claim without a transaction", () => {
     expect(got.jobs.map((j) => j.id)).toEqual([other]);
     expect(await store.jobGet({ id: mine! })).toMatchObject({ status: "pending" });
     expect(await store.pauses!.pausedJobsCount({})).toBe(1);
+  });
+
+  it("an open pause with nothing due costs no transaction: an idle claim stays one statement", async () => {
+    // pending before the pause (the insert would hold it) and due only tomorrow
+    const later = (
+      await store.jobsInsert({ jobs: [makeJob(FIRST + DAY, { tenant: "a" })], now: T0 })
+    )[0]!.job;
+    await store.pauses!.pauseInsert({
+      pause: { id: newId(), tenant: "a", scope: { tenant: true }, onResume: "fire" },
+      now: T0,
+    });
+    expect(await claim()).toEqual({ jobs: [], began: false, statements: 1 });
+    expect(await claim()).toEqual({ jobs: [], began: false, statements: 1 });
+    // once the covered job is due (the pause's pass has not run), the claim takes its
+    // transaction and holds it
+    const due = await claim(FIRST + DAY);
+    expect(due.began).toBe(true);
+    expect(due.jobs).toEqual([]);
+    expect(await store.pauses!.pausedJobsCount({})).toBe(1);
+    expect(await store.jobGet({ id: later.id })).toMatchObject({ status: "pending" });
   });
 });
 

@@ -44,9 +44,11 @@ export interface ClaimsDeps {
  * A claim of one-shot jobs with no pause open needs neither, so without tenant turns it is
  * first tried as claimDueAlone, one statement on its own: BEGIN and COMMIT are two round
  * trips of a claim's three (bench/postgres-claim-tx.ts: 1.67x the statement's time). That
- * statement moves nothing when its due prefix holds an occurrence or a pause is open; the
- * claim is then made in the transaction, and so are the next ones until a claim in it takes
- * neither (a series-heavy or paused deployment pays the extra statement once per change).
+ * statement moves nothing when its due prefix holds an occurrence, or holds rows while a
+ * pause is open; the claim is then made in the transaction, and so are the next ones until
+ * a claim in it takes neither (a series-heavy or paused deployment pays the extra statement
+ * once per change). A claim that finds nothing due is answered by claimDueAlone whatever is
+ * paused: an idle node costs the same with a pause open as without.
  */
 export class Claims {
   private cursor = "";
