@@ -108,11 +108,10 @@ export class LeaseKeeper {
     const now = d.clock.now();
     let renewed = 0;
     if (now - this.lastRenewAt >= d.renewIntervalMs && d.held() > 0) {
-      const started = this.renewCost.now();
-      const renewing = d.store.leasesRenew({ owner: d.owner, now, leaseMs: d.leaseMs });
-      const held = this.renewCost.now() - started;
-      renewed = await renewing;
-      this.renewCost.record(renewed, held);
+      renewed = await this.renewCost.timed(
+        (n: number) => n,
+        () => d.store.leasesRenew({ owner: d.owner, now, leaseMs: d.leaseMs }),
+      );
       this.lastRenewAt = now;
     }
     let released = 0;

@@ -165,13 +165,12 @@ export class Settler {
       this.writing = batch;
       let applied: boolean[];
       try {
-        const started = this.cost.now();
-        const written = this.store.jobsSettle({
-          now: this.clock.now(),
-          settlements: batch.map((w) => w.settlement),
-        });
-        this.cost.record(batch.length, this.cost.now() - started);
-        applied = await written;
+        applied = await this.cost.timed(batch.length, () =>
+          this.store.jobsSettle({
+            now: this.clock.now(),
+            settlements: batch.map((w) => w.settlement),
+          }),
+        );
       } catch (err) {
         this.writing = [];
         this.lastError = err;

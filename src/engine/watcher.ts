@@ -162,20 +162,20 @@ export class Watcher {
     let limit = 0;
     if (!this.blocked && (shards === undefined || shards.length > 0)) {
       limit = Math.min(o.claimBatchSize, room);
-      const started = this.claimCost.now();
-      const claiming = this.d.store.jobsClaimDue({
-        now,
-        // never past a half-staged bucket: its unstaged rows may be due earlier
-        dueBefore: Math.min(now + o.horizonMs, (stage.unstagedFrom ?? Infinity) - 1),
-        limit,
-        leaseMs: o.leaseMs,
-        owner: o.leaseOwner,
-        tenantShare: { max: o.tenantMaxHeld, held: this.heldForShare() },
-        ...(shards === undefined ? {} : { shards }),
-      });
-      const held = this.claimCost.now() - started;
-      const jobs = await claiming;
-      this.claimCost.record(jobs.length, held);
+      const jobs = await this.claimCost.timed(
+        (claimed: Job[]) => claimed.length,
+        () =>
+          this.d.store.jobsClaimDue({
+            now,
+            // never past a half-staged bucket: its unstaged rows may be due earlier
+            dueBefore: Math.min(now + o.horizonMs, (stage.unstagedFrom ?? Infinity) - 1),
+            limit,
+            leaseMs: o.leaseMs,
+            owner: o.leaseOwner,
+            tenantShare: { max: o.tenantMaxHeld, held: this.heldForShare() },
+            ...(shards === undefined ? {} : { shards }),
+          }),
+      );
       claimed = jobs.length;
       if (claimed > 0) this.d.onClaimed(jobs);
       this.capped = claimed < limit ? this.cappedTenants() : [];

@@ -8,10 +8,10 @@ const SLACK_MS = 2;
 
 /**
  * How long a kind of store call holds the event loop, as a running mean of a fixed part and
- * a part per item: the callers time the call until it returns its promise (the SQLite
- * store does all its work by then; PostgreSQL only sends), on the engine's clock (its
- * monotonic time when it has one). The
- * watcher and the settler ask it, before a call, whether the call would still be running
+ * a part per item: each call is made through `timed`, which times it until it returns its
+ * promise (the SQLite store does all its work by then; PostgreSQL only sends), on the
+ * engine's clock (its monotonic time when it has one). The watcher, the settler and the
+ * lease keeper ask it, before a call, whether the call would still be running
  * when the timing wheel next fires (WheelDriver.quietFor): a claim of 500 series
  * occurrences held the loop 38 ms on a quiet machine, and one that started just before a
  * whole second made every job due on it that late. On a ManualClock no time passes inside
@@ -26,8 +26,27 @@ export class WorkCost {
   constructor(private readonly clock: Clock) {}
 
   /** The ms the engine's clock reads now (monotonic when it can). */
-  now(): number {
+  private now(): number {
     return this.clock.monotonicNow?.() ?? this.clock.now();
+  }
+
+  /**
+   * Makes a store call and records how long it held the loop: from before `call` until it
+   * returns its promise (after that the loop is free, whatever the store still does).
+   * `items` is the call's size when known before it, recorded at once, or read from its
+   * result once it resolves (a call that fails then is not recorded).
+   */
+  async timed<T>(items: number | ((result: T) => number), call: () => Promise<T>): Promise<T> {
+    const started = this.now();
+    const pending = call();
+    const heldMs = this.now() - started;
+    if (typeof items === "number") {
+      this.record(items, heldMs);
+      return pending;
+    }
+    const result = await pending;
+    this.record(items(result), heldMs);
+    return result;
   }
 
   /** A call over `items` items took `ms`. */
