@@ -1,8 +1,13 @@
 import type { Clock } from "../core/clock.js";
 import { ServiceLoop, type LoopGroup } from "../core/loop.js";
-import { ACTIVE_OPERATION_STATES, type Operation } from "../core/operation.js";
+import {
+  ACTIVE_OPERATION_STATES,
+  type Operation,
+  type OperationStepResult,
+} from "../core/operation.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
+import { WorkCost } from "./work-cost.js";
 
 /** Most active operations one pass reads (a batch each at most, oldest first). */
 const MAX_PER_PASS = 16;
@@ -10,12 +15,11 @@ const MAX_PER_PASS = 16;
  * Longest a pass should hold the event loop, in ms. A store that does its work before its
  * call returns (SQLite) holds the loop for the whole batch, and the timing wheel's jobs wait
  * behind it: a batch of 2,000 cancels held it 60-920 ms (bench/bulk-cancel.ts). So each
- * batch is sized to the budget from an estimate of what a job of its operation costs (see
- * jobCostAfter and batchFor), and a pass ends once its batches held the loop that long: the
- * next pass runs after the event loop's turn (a pass that leaves work returns 0 to its
- * loop, which waits for setImmediate), so due jobs fire between batches. A store that works
- * asynchronously (PostgreSQL) returns at once: its batches grow to batchSize and one pass
- * serves every active operation.
+ * batch is sized to the budget from its operation's WorkCost (see batchFor), and a pass ends
+ * once its batches held the loop that long: the next pass runs after the event loop's turn
+ * (a pass that leaves work returns 0 to its loop, which waits for setImmediate), so due jobs
+ * fire between batches. A store that works asynchronously (PostgreSQL) returns at once: its
+ * batches grow to batchSize and one pass serves every active operation.
  */
 const HOLD_BUDGET_MS = 20;
 /** An operation's first batch, before its cost is known. */
@@ -47,6 +51,11 @@ export interface OperationRunnerDeps {
    * planned its sleep before they moved. Default: nothing.
    */
   readonly onMoved?: (dueAt: number) => void;
+  /**
+   * The timing wheel's WheelDriver.quietFor: a batch that would hold the event loop when
+   * the wheel next fires runs right after that fire instead. Default: never waits.
+   */
+  readonly quietFor?: (ms: number) => Promise<void> | null;
 }
 
 /**
@@ -58,8 +67,8 @@ export interface OperationRunnerDeps {
  */
 export class OperationRunner {
   private readonly loop: ServiceLoop;
-  /** Per active operation: its last batch's size and the loop time a job costs, in ms. */
-  private readonly sizing = new Map<string, { limit: number; jobMs: number | undefined }>();
+  /** Per active operation: its last batch's size and how long its batches hold the loop. */
+  private readonly sizing = new Map<string, { limit: number; cost: WorkCost }>();
   /** The operation the last pass served last: the next pass starts after it. */
   private lastServed = "";
 
@@ -113,15 +122,22 @@ export class OperationRunner {
     return left;
   }
 
-  /** One batch of `op`, sized to the budget; whether it is still active after it. */
+  /**
+   * One batch of `op`, sized to the budget; whether it is still active after it. A batch
+   * that would still hold the event loop when the timing wheel next fires waits for that
+   * fire to be over (quietFor), as the watcher's claims and the settler's writes do.
+   */
   private async stepOnce(op: Operation): Promise<{ heldMs: number; active: boolean }> {
     const was = this.sizing.get(op.id);
-    const limit = batchFor(was?.jobMs, was?.limit, this.d.batchSize);
-    const started = performance.now();
+    const cost = was?.cost ?? new WorkCost(this.d.clock);
+    const limit = batchFor(was?.cost.itemsWithin(HOLD_BUDGET_MS), was?.limit, this.d.batchSize);
+    await this.d.quietFor?.(cost.estimateMs(limit));
     const now = this.d.clock.now();
-    const step = this.d.store.operationStep({ id: op.id, now, limit });
-    const heldMs = performance.now() - started;
-    const r = await step;
+    const r = await cost.timed(
+      (step: OperationStepResult | null) => step?.scanned ?? 0,
+      () => this.d.store.operationStep({ id: op.id, now, limit }),
+    );
+    const heldMs = cost.lastMs;
     this.lastServed = op.id;
     this.sizing.delete(op.id);
     if (!r) return { heldMs, active: false };
@@ -129,38 +145,19 @@ export class OperationRunner {
     const moved = r.operation.changed > op.changed ? movedDueAt(r.operation, now) : null;
     if (moved !== null) this.d.onMoved?.(moved);
     const active = r.operation.state === "queued" || r.operation.state === "running";
-    if (active)
-      this.sizing.set(op.id, { limit, jobMs: jobCostAfter(was?.jobMs, r.scanned, heldMs) });
+    if (active) this.sizing.set(op.id, { limit, cost });
     return { heldMs, active };
   }
 }
 
 /**
- * The estimate of the event loop time a job of an operation costs, in ms, after a batch read
- * `scanned` jobs holding the loop `heldMs`: a slower batch moves it half way up at once (the
- * store got slower: a loaded machine, a larger file), a faster one only a quarter of the way
- * down (one quick batch, its pages cached, says little of the next). Unknown until a batch
- * read something.
+ * The size of an operation's next batch: the `fits` jobs its WorkCost expects to hold the
+ * loop HOLD_BUDGET_MS (WorkCost.itemsWithin), at least MIN_BATCH, at most twice the last
+ * batch (an estimate from a small batch may be too cheap) and at most `max`. FIRST_BATCH
+ * before its first batch.
  */
-export function jobCostAfter(
-  was: number | undefined,
-  scanned: number,
-  heldMs: number,
-): number | undefined {
-  if (scanned === 0) return was;
-  const seen = Math.max(0, heldMs) / scanned;
-  if (was === undefined) return seen;
-  return was + (seen - was) * (seen > was ? 0.5 : 0.25);
-}
-
-/**
- * The size of an operation's next batch: what fits in HOLD_BUDGET_MS at `jobMs` a job, at
- * least MIN_BATCH, at most twice the last batch (an estimate from a small batch may be too
- * cheap) and at most `max`. FIRST_BATCH before anything is known.
- */
-export function batchFor(jobMs: number | undefined, last: number | undefined, max: number): number {
-  if (jobMs === undefined || last === undefined) return Math.min(FIRST_BATCH, max);
-  const fits = jobMs <= 0 ? max : Math.floor(HOLD_BUDGET_MS / jobMs);
+export function batchFor(fits: number | undefined, last: number | undefined, max: number): number {
+  if (fits === undefined || last === undefined) return Math.min(FIRST_BATCH, max);
   return Math.max(Math.min(MIN_BATCH, max), Math.min(max, 2 * last, fits));
 }
 

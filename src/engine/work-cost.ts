@@ -22,6 +22,7 @@ export class WorkCost {
   private perItemMs = 0;
   private seenBase = false;
   private seenItems = false;
+  private lastHeldMs = 0;
 
   constructor(private readonly clock: Clock) {}
 
@@ -40,6 +41,7 @@ export class WorkCost {
     const started = this.now();
     const pending = call();
     const heldMs = this.now() - started;
+    this.lastHeldMs = heldMs;
     if (typeof items === "number") {
       this.record(items, heldMs);
       return pending;
@@ -47,6 +49,11 @@ export class WorkCost {
     const result = await pending;
     this.record(items(result), heldMs);
     return result;
+  }
+
+  /** How long the last `timed` call held the loop, in ms (0 before any). */
+  get lastMs(): number {
+    return this.lastHeldMs;
   }
 
   /** A call over `items` items took `ms`. */
@@ -64,5 +71,15 @@ export class WorkCost {
   /** How long a call over `items` items may hold the loop, margin included, in ms. */
   estimateMs(items: number): number {
     return STRETCH * (this.baseMs + this.perItemMs * items) + SLACK_MS;
+  }
+
+  /**
+   * The most items a call may take to hold the loop `ms` on average (the running means, no
+   * margin: a size aimed at a budget, not a promise to be over by then); Infinity while no
+   * item was seen to cost anything (a store that returns at once: PostgreSQL).
+   */
+  itemsWithin(ms: number): number {
+    if (this.perItemMs <= 0) return Infinity;
+    return Math.floor(Math.max(0, ms - this.baseMs) / this.perItemMs);
   }
 }

@@ -3,11 +3,11 @@ import type { Store } from "../../src/store/store.js";
 import { type Harness, describeOnEveryStore } from "../support/harness.js";
 
 /**
- * Store work is kept off the timing wheel's fire instants (WheelDriver.quietFor): a claim or
- * a settle batch that would still hold the event loop when the wheel next fires waits for
+ * Store work is kept off the timing wheel's fire instants (WheelDriver.quietFor): a claim, a
+ * settle batch or an operation's batch that would still hold the event loop when the wheel next fires waits for
  * that fire, and the jobs of one instant all start before their settlements are written. On
  * a ManualClock no time passes inside a store call, so "would still hold it" is the margin
- * alone (2 ms): these tests place a watcher pass 1 ms before a fire.
+ * alone (2 ms): these tests place a pass 1 ms before a fire.
  */
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 
@@ -19,7 +19,7 @@ afterEach(async () => {
 /** Logs each call of `method` on the store instance as `label@clock time` when it is made. */
 function logCalls(
   store: Store,
-  method: "jobsClaimDue" | "jobsSettle",
+  method: "jobsClaimDue" | "jobsSettle" | "operationStep",
   log: string[],
   label: (args: never) => string,
 ): void {
@@ -50,6 +50,32 @@ describeOnEveryStore("Store work and fire instants", (make) => {
     expect(log.slice(0, 2)).toEqual(["fired 1@10000", "claim@10000"]);
     await h.clock.advanceTo(T0 + 11_000);
     expect(log).toContain("fired 2@10999");
+  });
+
+  it("an operation's batch due 1 ms before the wheel fires runs right after that fire", async () => {
+    h = await make();
+    const log: string[] = [];
+    h.scheduler.handle("t", () => void log.push(`fired@${h.clock.now() - T0}`));
+    await h.scheduler.schedule({ dueAt: T0 + 10_000, target: "t" });
+    const later = await h.scheduler.schedule({
+      dueAt: T0 + 3_600_000,
+      target: "t",
+      tags: ["later"],
+    });
+    h.scheduler.start();
+    await h.clock.advanceTo(T0 + 9999); // the first job claimed at 9000, into the wheel
+    logCalls(h.store, "operationStep", log, () => "step");
+    const { operation } = await h.scheduler.startOperation({
+      kind: "cancel",
+      filter: { tags: ["later"] },
+    });
+    await h.clock.advance(0); // the runner's pass, woken by the start
+    expect(log).toEqual([]); // on the old code: step@9999, before the job fired
+    await h.clock.advanceTo(T0 + 10_000);
+    expect(log.slice(0, 2)).toEqual(["fired@10000", "step@10000"]);
+    await h.clock.advance(10);
+    expect(await h.scheduler.getOperation(operation.id)).toMatchObject({ state: "done" });
+    expect(await h.scheduler.get(later.job.id)).toMatchObject({ status: "cancelled" });
   });
 
   it("a pass waiting for a fire does not hold up stop()", async () => {
