@@ -1,7 +1,7 @@
 import { isoInstant } from "../core/instant-text.js";
 import type { JobStatus } from "../core/job.js";
 import { describeRecurrence, type Occurrence } from "../core/recurrence/index.js";
-import type { MisfirePolicy, ScheduleState } from "../core/series.js";
+import { upcomingOccurrences, type MisfirePolicy, type ScheduleState } from "../core/series.js";
 import { isoInZone } from "../core/wall-time.js";
 import type { ScheduleInfo } from "./series.js";
 
@@ -109,6 +109,24 @@ export function occurrenceView(o: Occurrence, timeZone: string): OccurrenceView 
     nominal: o.nominal,
     mapping: o.mapping,
   };
+}
+
+/** A coming occurrence of a series: its instant in UTC and in the series' zone. */
+export interface ComingOccurrence {
+  readonly at: string;
+  readonly atLocal: string;
+}
+
+/**
+ * The pending occurrence and those after it, `count` at most (none unless active): what the
+ * dashboard and the MCP tools show beside a series' view (the API answers them at
+ * /v1/schedules/{id}/next, with how each mapped).
+ */
+export function comingOccurrences(s: ScheduleInfo, count: number): ComingOccurrence[] {
+  return upcomingOccurrences(s, count).map((at) => ({
+    at: isoInstant(at),
+    atLocal: isoInZone(at, s.timeZone),
+  }));
 }
 
 function orNull(ms: number | null, show: (ms: number) => string): string | null {

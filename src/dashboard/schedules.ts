@@ -1,11 +1,14 @@
-import { scheduleView, type ScheduleView } from "../api/schedule-view.js";
+import {
+  comingOccurrences,
+  scheduleView,
+  type ComingOccurrence,
+  type ScheduleView,
+} from "../api/schedule-view.js";
 import type { Scheduler } from "../api/scheduler.js";
 import type { ScheduleInfo } from "../api/series.js";
 import { ScheduleNotFoundError, VersionConflictError } from "../core/errors.js";
-import { isoInstant } from "../core/instant-text.js";
 import { readQuery } from "../core/query-params.js";
-import { SCHEDULE_STATES, upcomingOccurrences } from "../core/series.js";
-import { isoInZone } from "../core/wall-time.js";
+import { SCHEDULE_STATES } from "../core/series.js";
 import { parseIfMatch } from "../http/job-refusals.js";
 import { errorAnswer, type Answer } from "./answers.js";
 
@@ -19,17 +22,11 @@ const NEXT_SHOWN = 5;
  */
 export type ScheduleRow = ScheduleView & {
   /** The pending occurrence and those after it, in UTC and in the series' zone. */
-  readonly nextOccurrences: { readonly at: string; readonly atLocal: string }[];
+  readonly nextOccurrences: ComingOccurrence[];
 };
 
 export function scheduleRow(s: ScheduleInfo): ScheduleRow {
-  return {
-    ...scheduleView(s),
-    nextOccurrences: upcomingOccurrences(s, NEXT_SHOWN).map((at) => ({
-      at: isoInstant(at),
-      atLocal: isoInZone(at, s.timeZone),
-    })),
-  };
+  return { ...scheduleView(s), nextOccurrences: comingOccurrences(s, NEXT_SHOWN) };
 }
 
 /** Query of /v1/dashboard/schedules: by state, a page at a time. */

@@ -1,10 +1,8 @@
+import { comingOccurrences, scheduleView } from "../api/schedule-view.js";
 import type { ScheduleInfo } from "../api/series.js";
-import { isoInstant } from "../core/instant-text.js";
 import type { JobStatus } from "../core/job.js";
-import { describeRecurrence } from "../core/recurrence/index.js";
-import { upcomingOccurrences, type ScheduleState } from "../core/series.js";
+import type { ScheduleState } from "../core/series.js";
 import { isObject } from "../core/validate.js";
-import { isoInZone } from "../core/wall-time.js";
 import { REMINDER_TARGET } from "./reminders.js";
 
 /** Occurrences shown ahead: the pending one and the two after it. */
@@ -50,38 +48,39 @@ export interface SeriesView {
   readonly created_at: string;
 }
 
+/**
+ * The API's schedule view (scheduleView, the one mapping of a series) in the tools' words:
+ * its fields renamed for a model (snake_case, the rule as one string, the payload's
+ * description), plus what only the tools show: the coming occurrences and the target's kind.
+ */
 export function seriesView(s: ScheduleInfo): SeriesView {
-  const p = isObject(s.template.payload) ? s.template.payload : {};
-  const target = s.template.target;
-  const webhook = /^https?:\/\//i.test(target);
+  const v = scheduleView(s);
+  const p = isObject(v.payload) ? v.payload : {};
+  const webhook = /^https?:\/\//i.test(v.target);
   return {
-    series_id: s.id,
-    job_id: s.id,
-    id: s.id,
+    series_id: v.id,
+    job_id: v.id,
+    id: v.id,
     kind: "series",
     description: typeof p.description === "string" ? p.description : null,
-    state: s.state,
-    recurrence: "cron" in s.rule ? s.rule.cron : s.rule.rrule,
-    recurrence_text: describeRecurrence(s.rule, s.timeZone, s.startAt ?? undefined),
-    timezone: s.timeZone,
-    target_kind: target === REMINDER_TARGET ? "reminder" : webhook ? "webhook" : "handler",
-    webhook_url: webhook ? target : null,
-    next_occurrences: comingOccurrences(s),
-    next_job_id: s.nextJobId,
-    fired_count: s.firedCount,
-    missed_count: s.missedCount,
+    state: v.state,
+    recurrence: "cron" in s.rule ? s.rule.cron : s.rule.rrule, // the view's cron or rrule
+    recurrence_text: v.description,
+    timezone: v.timeZone,
+    target_kind: v.target === REMINDER_TARGET ? "reminder" : webhook ? "webhook" : "handler",
+    webhook_url: webhook ? v.target : null,
+    next_occurrences: comingOccurrences(s, NEXT_SHOWN).map((o) => ({
+      at: o.at,
+      at_local: o.atLocal,
+    })),
+    next_job_id: v.nextJobId,
+    fired_count: v.firedCount,
+    missed_count: v.missedCount,
     last_outcome:
-      s.lastOutcome === null ? null : { job_id: s.lastOutcome.jobId, status: s.lastOutcome.status },
-    version: s.version,
-    created_at: isoInstant(s.createdAt),
+      v.lastOutcome === null ? null : { job_id: v.lastOutcome.jobId, status: v.lastOutcome.status },
+    version: v.version,
+    created_at: v.createdAt,
   };
-}
-
-function comingOccurrences(s: ScheduleInfo): OccurrenceView[] {
-  return upcomingOccurrences(s, NEXT_SHOWN).map((at) => ({
-    at: isoInstant(at),
-    at_local: isoInZone(at, s.timeZone),
-  }));
 }
 
 /** One line a person (or model) can read at a glance, as statusLine is for a task. */

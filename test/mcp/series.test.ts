@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { registerMcpTargets } from "../../src/mcp/reminders.js";
 import { createMcpServer } from "../../src/mcp/server.js";
 import { makeHarness } from "../support/harness.js";
+import { dailySeries } from "../support/series.js";
 import { call, callTask } from "./helpers.js";
 
 /**
@@ -290,6 +291,28 @@ describe("task tools on recurring series", () => {
     expect(goesOn.state).toBe("active");
     expect(goesOn.next_occurrences[0]!.at_local).toBe("2026-03-04T09:00:00.000+01:00");
     expect(goesOn.next_job_id).not.toBe(after.next_job_id);
+  });
+
+  it("shows a series a claim ended for a rule that no longer compiles, its rule as text", async () => {
+    // written by an older version (or corrupted): the claim ended it with the reason
+    const broken = dailySeries("01KBROKENSERIES0000000000", T0, {
+      tenant: "tenant-a",
+      rule: { cron: "61 9 * * *" },
+      state: "ended",
+      endedReason: "the series could not be advanced: cron field minute out of range",
+    });
+    await h.store.schedulesInsert({ schedule: broken, job: null, now: T0 });
+    const shown = await status(broken.id); // the old view threw describing the rule
+    expect(shown).toMatchObject({
+      state: "ended",
+      recurrence: "61 9 * * *",
+      recurrence_text: 'cron "61 9 * * *"',
+      next_occurrences: [],
+      next_job_id: null,
+    });
+    const listed = await call(client, "task.list", {});
+    expect(listed.isError).toBe(false);
+    expect(listed.structured.series).toMatchObject([{ id: broken.id, state: "ended" }]);
   });
 
   it("refuses a rule for a one-shot task's reschedule", async () => {
