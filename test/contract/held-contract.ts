@@ -152,6 +152,64 @@ export function describeHeldContract(name: string, makeStore: () => Promise<Stor
       expect(await claimAll(T0 + 3 * HOUR)).toEqual([held!.id]);
     });
 
+    it("held jobs replaced, debounced or rescheduled into a staged bucket stay out of the due index, also while their pause gives them back", async () => {
+      // staged first: a job made pending in these buckets goes straight to the due index,
+      // unless a pause holds it (the next-due read would show it, and wake a watcher for it)
+      await store.bucketsStage({ until: T0 + 3 * HOUR, maxRows: 100_000 });
+      const [r, d, m] = await insert([
+        job({ dueAt: T0 + 1000, key: "r" }),
+        job({ dueAt: T0 + 2000, key: "d" }),
+        job({ dueAt: T0 + 3000, key: "m" }),
+      ]);
+      const nextDue = async () => (await store.jobsNextDue({ now: T0 })).earliestDue;
+      expect(await nextDue()).toBe(T0 + 1000);
+      const p = await pauseAll({ tenant: true });
+      expect(await nextDue()).toBeNull();
+      const replaced = await store.jobsInsert({
+        jobs: [
+          job({ dueAt: T0 + 1500, key: "r", keyMode: "replace" }),
+          job({ dueAt: T0 + 2500, key: "d", keyMode: "debounce", maxWaitMs: HOUR }),
+        ],
+        now: T0 + 10,
+      });
+      expect(replaced.map((x) => [x.outcome, x.job.dueAt, x.job.pausedBy])).toEqual([
+        ["replaced", T0 + 1500, p.id],
+        ["replaced", T0 + 2500, p.id],
+      ]);
+      const byKey = await store.jobGetByKey({ tenant: "a", key: "m" });
+      await store.jobReschedule({ id: byKey!.id, dueAt: T0 + 500, now: T0 + 20 });
+      expect(await nextDue()).toBeNull();
+      expect(await heldCount(p.id)).toBe(3);
+      // resuming, none given back yet: no pause is active, and still none is claimed
+      await pauses.pauseResume({ id: p.id, now: T0 + 2 * HOUR });
+      expect(await claimAll(T0 + 2 * HOUR)).toEqual([]);
+      expect(await heldCount(p.id)).toBe(3);
+      await workAll(T0 + 2 * HOUR);
+      expect(await claimAll(T0 + 2 * HOUR)).toEqual([r!.id, d!.id, m!.id].sort());
+    });
+
+    it("resume by shift moves what a reschedule made overdue and leaves what it moved later", async () => {
+      const [early, late] = await insert([
+        job({ dueAt: T0 + 5 * HOUR }),
+        job({ dueAt: T0 + 1000 }),
+      ]);
+      const p = await pauseAll({ tenant: true }, "shift");
+      await store.jobReschedule({ id: early!.id, dueAt: T0 + 1000, now: T0 });
+      await store.jobReschedule({ id: late!.id, dueAt: T0 + 5 * HOUR, now: T0 });
+      // resumed after an hour paused: only the job now due before the resume moves, by the hour
+      await resumeAll(p.id, T0 + HOUR);
+      expect(await store.jobGet({ id: early!.id })).toMatchObject({
+        status: "pending",
+        dueAt: T0 + 1000 + HOUR,
+        pausedBy: null,
+      });
+      expect(await store.jobGet({ id: late!.id })).toMatchObject({
+        status: "pending",
+        dueAt: T0 + 5 * HOUR,
+        pausedBy: null,
+      });
+    });
+
     async function runOperation(
       kind: OperationKind,
       filter: OperationFilter,
