@@ -139,16 +139,23 @@ export function pauseStatements(schema: string) {
       )})
       ${heldTail("$4::bigint")}`,
 
-    /** A resume's next batch of a pause's held jobs (index jobs_held_pause). */
+    /**
+     * A resume's next batch of a pause's held jobs (index jobs_held_pause), locked to the
+     * release's end: the policy (shift, expire) is decided from these due times in the node,
+     * so no reschedule may change them before the release's delete. A reschedule of a held
+     * job (pending-rows.ts movePending updates it in place) holding a row when this reads is
+     * waited for, and the row read as it left it (Read Committed re-reads a row a lock waited
+     * on); one starting later waits for the release. Unlocked, the delete waited instead, and
+     * a job the reschedule moved past the resume was still shifted or expired by its old time.
+     */
     heldOfPause: `SELECT ${AS_HELD} FROM ${s}.jobs_held WHERE pause_id = $1
-      ORDER BY shard, id LIMIT $2::int`,
+      ORDER BY shard, id LIMIT $2::int FOR UPDATE`,
     /**
      * Gives held jobs back ($1 shards, $2 ids, $3 actions, $4 due times, $5 buckets; $6 the
      * pause, $7 now, $8 the expiry error): `fire` and `shift` back to jobs_live at their
      * (new) due time (version + 1 when it moved), `expire` to history as expired. The
-     * expired ones come back, for their series to advance. A `fire` takes the row's due time
-     * as the delete finds it: a reschedule of the held job committed while this waited on its
-     * row (pending-rows.ts movePending updates it in place) keeps its new time.
+     * expired ones come back, for their series to advance. The rows are those heldOfPause
+     * locked in this transaction, unchanged since it read them.
      */
     release: `WITH u AS (
         SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::bigint[], $5::bigint[])
