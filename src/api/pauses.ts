@@ -45,6 +45,26 @@ export interface ListPausesOptions {
   readonly limit?: number;
 }
 
+/** A page of pauses and the cursor of the next one (the last id of this page; null: last). */
+export interface PausePage {
+  readonly pauses: Pause[];
+  readonly nextCursor: string | null;
+}
+
+/**
+ * A page of at most `opts.limit` pauses read through `list` (a Scheduler's listPauses), for
+ * the surfaces that page them (HTTP, CLI): one more is read, to know whether another follows.
+ */
+export async function listPausePage(
+  list: (opts: ListPausesOptions) => Promise<Pause[]>,
+  opts: ListPausesOptions & { readonly limit: number },
+): Promise<PausePage> {
+  const pauses = await list({ ...opts, limit: opts.limit + 1 });
+  const page = pauses.slice(0, opts.limit);
+  const more = pauses.length > opts.limit;
+  return { pauses: page, nextCursor: more ? page[page.length - 1]!.id : null };
+}
+
 /** The options every pause call takes. */
 export interface PauseCallOptions {
   /** The tenant the pause belongs to (default: the scheduler's default tenant). */

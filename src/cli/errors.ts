@@ -47,6 +47,8 @@ const FIELD_NAMES: Readonly<Record<string, string>> = {
   dueTo: "--to",
   limit: "--limit",
   cursor: "--cursor",
+  // the library's page position (listPauses' after) is the CLI's --cursor
+  after: "--cursor",
   id: "id",
   cron: "--cron",
   rrule: "--rrule",

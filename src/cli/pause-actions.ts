@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { describeScope, type PauseView, type ReleaseView } from "../api/pause-view.js";
 import { InvalidJobError } from "../core/errors.js";
 import { PAUSE_STATES, type PauseInput, type PauseState } from "../core/pause.js";
-import { out, outJson } from "./context.js";
+import { out, outJson, parseIntFlag } from "./context.js";
 import { EXIT } from "./errors.js";
 import { formatRelative, labelled, plural, table } from "./format.js";
 import { whenFound } from "./not-found.js";
@@ -50,15 +50,33 @@ export async function resumePause(
   });
 }
 
+/** Pauses a page of `duetime pauses` lists when --limit is not given (as GET /v1/pauses). */
+const DEFAULT_PAGE = 100;
+
+/** What `duetime pauses` collects. */
+export interface PausesFlags {
+  state?: string;
+  limit?: string;
+  cursor?: string;
+  tenant?: string;
+  json?: boolean;
+}
+
 export async function showPauses(
   id: string | undefined,
-  o: { state?: string; tenant?: string; json?: boolean },
+  o: PausesFlags,
   cmd: Command,
 ): Promise<number> {
   const backend = pauseBackend(cmd, o.tenant);
   if (id !== undefined) {
-    if (o.state !== undefined) {
-      throw new InvalidJobError("--state", "no --state when showing one pause", o.state);
+    for (const [flag, value] of [
+      ["--state", o.state],
+      ["--limit", o.limit],
+      ["--cursor", o.cursor],
+    ] as const) {
+      if (value !== undefined) {
+        throw new InvalidJobError(flag, `no ${flag} when showing one pause`, value);
+      }
     }
     return whenFound(o, id, async () => {
       const p = await backend.get(id);
@@ -67,9 +85,14 @@ export async function showPauses(
       return EXIT.ok;
     });
   }
-  const pauses = await backend.list(states(o.state));
-  if (o.json) outJson({ pauses });
-  else printList(pauses, Date.now());
+  const listed = states(o.state);
+  const page = await backend.list({
+    limit: parseIntFlag(o.limit, "--limit", 1, 1000) ?? DEFAULT_PAGE,
+    ...(listed ? { states: listed } : {}),
+    ...(o.cursor === undefined ? {} : { cursor: o.cursor }),
+  });
+  if (o.json) outJson(page);
+  else printPage(page.pauses, page.nextCursor, Date.now());
   return EXIT.ok;
 }
 
@@ -127,23 +150,27 @@ function describePause(p: PauseView, now: number): string {
   return labelled(lines);
 }
 
-function printList(pauses: PauseView[], now: number): void {
-  if (pauses.length === 0) {
-    out("no pauses");
-    return;
+function printPage(pauses: PauseView[], nextCursor: string | null, now: number): void {
+  if (pauses.length === 0) out("no pauses");
+  else {
+    out(
+      table(
+        ["ID", "SCOPE", "STATE", "SINCE", "HELD", "ON RESUME"],
+        pauses.map((p) => [
+          p.id,
+          describeScope(p.scope),
+          p.state,
+          formatRelative(Date.parse(p.pausedAt), now),
+          String(p.heldJobs),
+          p.onResume,
+        ]),
+        ["l", "l", "l", "l", "r", "l"],
+      ),
+    );
   }
   out(
-    table(
-      ["ID", "SCOPE", "STATE", "SINCE", "HELD", "ON RESUME"],
-      pauses.map((p) => [
-        p.id,
-        describeScope(p.scope),
-        p.state,
-        formatRelative(Date.parse(p.pausedAt), now),
-        String(p.heldJobs),
-        p.onResume,
-      ]),
-      ["l", "l", "l", "l", "r", "l"],
-    ),
+    nextCursor === null
+      ? `(${plural(pauses.length, "pause")}, last page)`
+      : `(${plural(pauses.length, "pause")}) next page: --cursor ${nextCursor}`,
   );
 }

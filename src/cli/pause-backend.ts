@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { pauseView, releaseView, type PauseView, type ReleaseView } from "../api/pause-view.js";
+import { listPausePage } from "../api/pauses.js";
 import type { PauseInput, PauseState } from "../core/pause.js";
 import { PauseNotFoundError } from "../core/pause.js";
 import { withExistingScheduler, withScheduler } from "./context.js";
@@ -16,11 +17,19 @@ import { callApi, remoteWithoutTenant, RemoteOutcome, type Remote } from "./remo
  */
 export interface PauseBackend {
   create(input: PauseInput): Promise<PauseView>;
-  list(states: readonly PauseState[] | undefined): Promise<PauseView[]>;
+  /** A page of pauses (`cursor`: the next cursor of the page before) and the next cursor. */
+  list(q: PauseListFlags): Promise<{ pauses: PauseView[]; nextCursor: string | null }>;
   get(id: string): Promise<PauseView>;
   resume(id: string): Promise<{ pause: PauseView; releasing: ReleaseView }>;
   /** True when the jobs were held or given back before the answer (the local database). */
   readonly settled: boolean;
+}
+
+/** Which pauses `duetime pauses` lists: by state (default active and resuming), a page. */
+export interface PauseListFlags {
+  readonly states?: readonly PauseState[];
+  readonly limit: number;
+  readonly cursor?: string;
 }
 
 /** The pause asked for is not there (or is another tenant's). */
@@ -47,10 +56,16 @@ function localBackend(cmd: Command, tenant: string | undefined): PauseBackend {
         await s.runPauseWork();
         return pauseView((await s.getPause(made.id)) ?? made);
       }),
-    list: (states) =>
-      withExistingScheduler(cmd, async (s) =>
-        (await s.listPauses({ ...scope, ...(states ? { states } : {}) })).map(pauseView),
-      ),
+    list: (q) =>
+      withExistingScheduler(cmd, async (s) => {
+        const page = await listPausePage((opts) => s.listPauses(opts), {
+          ...scope,
+          limit: q.limit,
+          ...(q.states ? { states: q.states } : {}),
+          ...(q.cursor === undefined ? {} : { after: q.cursor }),
+        });
+        return { pauses: page.pauses.map(pauseView), nextCursor: page.nextCursor };
+      }),
     get: (id) =>
       withExistingScheduler(cmd, async (s) => {
         const p = await s.getPause(id, scope);
@@ -85,8 +100,14 @@ function remoteBackend(remote: Remote): PauseBackend {
   return {
     settled: false,
     create: (input) => callApi(remote, (c) => c.createPause(input)),
-    list: (states) =>
-      callApi(remote, (c) => c.listPauses(states ? { state: states.join(",") } : {})),
+    list: (q) =>
+      callApi(remote, (c) =>
+        c.listPausesPage({
+          limit: q.limit,
+          ...(q.states ? { state: q.states.join(",") } : {}),
+          ...(q.cursor === undefined ? {} : { cursor: q.cursor }),
+        }),
+      ),
     get: (id) => found(id, (c) => c.getPause(id)),
     resume: (id) => found(id, (c) => c.resumePause(id)),
   };

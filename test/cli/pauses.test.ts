@@ -96,7 +96,61 @@ describe("duetime pause on a local database", () => {
       expect(await s.listPauses({ states: ["active", "resuming", "resumed"] })).toEqual([]);
     });
   });
+
+  it("lists a page at a time: --limit, --cursor and the next cursor, --json and text", async () => {
+    await pagesOfThree(["--db", ws.db]);
+    await pagingRefusals(["--db", ws.db]);
+  });
 });
+
+/**
+ * `duetime pauses --limit N [--cursor C]` page by page on `args` (a database or a server):
+ * three tag pauses make pages of 2 and 1, in creation order, each naming the next cursor
+ * (--json and text alike).
+ */
+async function pagesOfThree(args: string[]): Promise<void> {
+  const ids: string[] = [];
+  for (const tag of ["a", "b", "c"]) {
+    const made = await cliJson<{ pause: View }>([...args, "pause", "--tag", tag]);
+    expect(made.code, made.stderr).toBe(0);
+    ids.push(made.body.pause.id);
+  }
+  type Page = { pauses: View[]; nextCursor: string | null };
+  const first = await cliJson<Page>([...args, "pauses", "--limit", "2"]);
+  expect(first.code, first.stderr).toBe(0);
+  expect(first.body.pauses.map((p) => p.id)).toEqual(ids.slice(0, 2));
+  expect(first.body.nextCursor).toBe(ids[1]);
+  const second = await cliJson<Page>([...args, "pauses", "--limit", "2", "--cursor", ids[1]!]);
+  expect(second.body).toMatchObject({ pauses: [{ id: ids[2] }], nextCursor: null });
+  const text = await cli([...args, "pauses", "--limit", "2"]);
+  expect(text.stdout).toMatch(new RegExp(`\\(2 pauses\\) next page: --cursor ${ids[1]}\n$`));
+  const last = await cli([...args, "pauses", "--cursor", ids[1]!]);
+  expect(last.stdout).toMatch(
+    new RegExp(`${ids[2]}\\s+tag c\\s+active[^\\n]*\n\\(1 pause, last page\\)\n$`),
+  );
+  // the default page (100) holds all three
+  const all = await cliJson<Page>([...args, "pauses"]);
+  expect(all.body).toMatchObject({ nextCursor: null });
+  expect(all.body.pauses.map((p) => p.id)).toEqual(ids);
+}
+
+/** Bad paging flags on `args` exit 2 naming the flag: their stderr, to compare surfaces. */
+async function pagingRefusals(args: string[]): Promise<string[]> {
+  const refusals: string[] = [];
+  for (const [flags, re] of [
+    [["--limit", "0"], /^error: --limit: expected an integer from 1 to 1000, received "0"/],
+    [["--limit", "1001"], /^error: --limit: expected an integer from 1 to 1000/],
+    [["--limit", "many"], /^error: --limit: expected an integer from 1 to 1000/],
+    [["--cursor", "x".repeat(65)], /^error: --cursor: expected a string of 1 to 64 characters/],
+    [["01JZZZZZZZZZZZZZZZZZZZZZZZ", "--limit", "2"], /^error: --limit: expected no --limit when/],
+  ] as const) {
+    const r = await cli([...args, "pauses", ...flags]);
+    expect(r.code, r.stdout).toBe(2);
+    expect(r.stderr).toMatch(re);
+    refusals.push(r.stderr);
+  }
+  return refusals;
+}
 
 describe("duetime pause --url", () => {
   let t: TestService;
@@ -145,5 +199,13 @@ describe("duetime pause --url", () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.body.pause).toMatchObject({ id, state: "resuming" });
     expect(resumed.body.releasing).toEqual({ jobs: 1, onResume: "shift" });
+  });
+
+  it("lists a page at a time through the server, refusing bad flags as the local database does", async () => {
+    // another tenant's key than the test before: its pauses are its own
+    const remote = ["--url", t.svc.url, "--api-key", t.umbrella.key];
+    await pagesOfThree(remote);
+    await cli(["migrate", "--db", ws.db]); // the local refusals read an existing file
+    expect(await pagingRefusals(remote)).toEqual(await pagingRefusals(["--db", ws.db]));
   });
 });

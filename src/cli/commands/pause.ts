@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { PausesFlags } from "../pause-actions.js";
 
 /**
  * `duetime pause --target <t> | --tag <t> | --tenant`, `duetime resume <id>` and `duetime
@@ -46,15 +47,11 @@ Examples:
     .description("list pauses (by default those not yet resumed), or show one")
     .argument("[id]", "show this pause")
     .option("--state <states>", "comma-separated: active, resuming, resumed")
+    .option("--limit <n>", "page size, 1 to 1000 (default 100)")
+    .option("--cursor <cursor>", "continue after a previous page (its next cursor)")
     .option("--tenant <tenant>", "only this tenant's pauses")
-    .option("--json", "print the pauses as JSON")
-    .action(
-      async (
-        id: string | undefined,
-        o: { state?: string; tenant?: string; json?: boolean },
-        cmd: Command,
-      ) => {
-        process.exitCode = await (await import("../pause-actions.js")).showPauses(id, o, cmd);
-      },
-    );
+    .option("--json", "print the page (pauses, nextCursor) or the pause as JSON")
+    .action(async (id: string | undefined, o: PausesFlags, cmd: Command) => {
+      process.exitCode = await (await import("../pause-actions.js")).showPauses(id, o, cmd);
+    });
 }

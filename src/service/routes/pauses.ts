@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { pauseView, releaseView } from "../../api/pause-view.js";
+import { listPausePage } from "../../api/pauses.js";
 import type { Scheduler } from "../../api/scheduler.js";
 import { PAUSE_STATES } from "../../core/pause.js";
 import { readQuery } from "../../core/query-params.js";
@@ -37,19 +38,15 @@ export function pauseRoutes(
 
   app.get("/v1/pauses", async (request) => {
     const q = readQuery(request.query, LIST_PARAMS);
-    const limit = q.limit ?? DEFAULT_PAGE;
-    // One more than the page, to know whether another follows.
-    const pauses = await answer(() =>
-      s.listPauses({
+    const page = await answer(() =>
+      listPausePage((opts) => s.listPauses(opts), {
         tenant: request.tenant,
-        limit: limit + 1,
+        limit: q.limit ?? DEFAULT_PAGE,
         ...(q.state ? { states: q.state } : {}),
         ...(q.cursor === undefined ? {} : { after: q.cursor }),
       }),
     );
-    const page = pauses.slice(0, limit);
-    const nextCursor = pauses.length > limit ? page[page.length - 1]!.id : null;
-    return { pauses: page.map(pauseView), nextCursor };
+    return { pauses: page.pauses.map(pauseView), nextCursor: page.nextCursor };
   });
 
   app.get<IdRequest>("/v1/pauses/:id", async (request) => {
