@@ -57,7 +57,7 @@ function operationKeyFault(err: OperationKeyConflictError): LibraryFault {
 }
 
 /** A missing pause and another tenant's read the same. */
-export function pauseNotFoundFault(id: string): LibraryFault {
+function pauseNotFoundFault(id: string): LibraryFault {
   return fault(404, "not-found", "id", "the id of one of your pauses", `pause ${id} not found`, {
     received: id,
   });
