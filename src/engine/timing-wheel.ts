@@ -40,6 +40,26 @@ export class TimingWheel<T> {
     return this.heap[0]?.expiration ?? null;
   }
 
+  /**
+   * The due time of the earliest entry, or null when empty. Not nextExpiry: a coarser
+   * level's slot expires at its start, up to a whole slot (256 ms on level 1) before its
+   * first entry is due, and only cascades its entries then. Slots in the heap are ordered by
+   * expiry and every entry of a slot is due at or after it, so a subtree whose root expires
+   * after the best entry found so far holds nothing earlier: the walk visits few slots.
+   */
+  earliestDue(): number | null {
+    let best = Infinity;
+    const stack = this.heap.length > 0 ? [0] : [];
+    while (stack.length > 0) {
+      const i = stack.pop()!;
+      const slot = this.heap[i];
+      if (!slot || slot.expiration >= best) continue;
+      if (slot.minAt < best) best = slot.minAt;
+      stack.push(2 * i + 1, 2 * i + 2);
+    }
+    return best === Infinity ? null : best;
+  }
+
   /** Removes and returns every entry due at or before `now`, in due order. */
   poll(now: number): { at: number; item: T }[] {
     const due: { at: number; item: T }[] = [];
@@ -51,6 +71,7 @@ export class TimingWheel<T> {
       const entries = slot.entries;
       slot.entries = [];
       slot.expiration = -1;
+      slot.minAt = Infinity;
       for (const e of entries) {
         if (!this.root.add(e)) due.push(e);
       }
@@ -68,6 +89,7 @@ export class TimingWheel<T> {
       all.push(...slot.entries);
       slot.entries = [];
       slot.expiration = -1;
+      slot.minAt = Infinity;
     }
     this.heap.length = 0;
     this.count = 0;
@@ -84,6 +106,8 @@ interface Entry<T> {
 interface Slot<T> {
   expiration: number;
   entries: Entry<T>[];
+  /** The earliest `at` among the entries (Infinity when empty). */
+  minAt: number;
 }
 
 class Level<T> {
@@ -100,7 +124,11 @@ class Level<T> {
   ) {
     this.interval = tickMs * wheelSize;
     this.currentTime = startMs - (startMs % tickMs);
-    this.slots = Array.from({ length: wheelSize }, () => ({ expiration: -1, entries: [] }));
+    this.slots = Array.from({ length: wheelSize }, () => ({
+      expiration: -1,
+      entries: [],
+      minAt: Infinity,
+    }));
   }
 
   add(e: Entry<T>): boolean {
@@ -109,6 +137,7 @@ class Level<T> {
       const virtualId = Math.floor(e.at / this.tickMs);
       const slot = this.slots[virtualId % this.wheelSize]!;
       slot.entries.push(e);
+      if (e.at < slot.minAt) slot.minAt = e.at;
       const expiration = virtualId * this.tickMs;
       if (slot.expiration !== expiration) {
         slot.expiration = expiration;

@@ -74,4 +74,39 @@ describe("TimingWheel", () => {
     expect(wheel.drain().map((e) => e.at)).toEqual([10, 20, 300, 70_000]);
     expect(wheel.size).toBe(0);
   });
+
+  it("earliestDue is the earliest entry's time, not the next slot expiry, at every step", () => {
+    const start = 1_700_000_000_000;
+    const wheel = new TimingWheel<number>(start);
+    const random = rng(7);
+    const held = new Map<number, number>();
+    for (let i = 0; i < 2000; i++) {
+      const at = start + 1 + Math.floor(random() ** 2 * 600_000);
+      wheel.add(at, i);
+      held.set(i, at);
+    }
+    let now = start;
+    let coarser = 0;
+    while (held.size > 0) {
+      const min = Math.min(...held.values());
+      expect(wheel.earliestDue()).toBe(min);
+      if (wheel.nextExpiry()! < min) coarser++;
+      now = Math.max(now, wheel.nextExpiry()!);
+      for (const { item } of wheel.poll(now)) held.delete(item);
+    }
+    expect(wheel.earliestDue()).toBeNull();
+    // the walk met slots that only cascade (expiring before their first entry is due)
+    expect(coarser).toBeGreaterThan(10);
+  });
+
+  it("a level-1 slot expires before its entry is due; earliestDue says when it is due", () => {
+    const wheel = new TimingWheel<string>(0);
+    wheel.add(1000, "a"); // beyond level 0 (256 ms): a 256 ms slot from 768
+    expect(wheel.nextExpiry()).toBe(768);
+    expect(wheel.earliestDue()).toBe(1000);
+    expect(wheel.poll(768)).toEqual([]); // cascaded, not due
+    expect(wheel.earliestDue()).toBe(1000);
+    wheel.add(900, "b");
+    expect(wheel.earliestDue()).toBe(900);
+  });
 });
