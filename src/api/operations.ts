@@ -173,7 +173,8 @@ export class BulkOperations {
       opts.onProgress?.(r.operation);
       read += r.scanned;
       const active = r.operation.state === "queued" || r.operation.state === "running";
-      if (!active || r.scanned === 0 || read >= (opts.maxJobs ?? Infinity)) return r.operation;
+      // an active operation read nothing when its store waited (Store.operationStep): again
+      if (!active || read >= (opts.maxJobs ?? Infinity)) return r.operation;
     }
   }
 }

@@ -141,10 +141,11 @@ export class OperationRunner {
     this.lastServed = op.id;
     this.sizing.delete(op.id);
     if (!r) return { heldMs, active: false };
-    this.d.onProgress?.(r.operation);
+    const active = r.operation.state === "queued" || r.operation.state === "running";
+    // an active operation that read nothing waited for its store: no progress to report
+    if (r.scanned > 0 || !active) this.d.onProgress?.(r.operation);
     const moved = r.operation.changed > op.changed ? movedDueAt(r.operation, now) : null;
     if (moved !== null) this.d.onMoved?.(moved);
-    const active = r.operation.state === "queued" || r.operation.state === "running";
     if (active) this.sizing.set(op.id, { limit, cost });
     return { heldMs, active };
   }

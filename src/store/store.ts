@@ -209,7 +209,9 @@ export interface Store {
    * (the same transitions, change-feed rows and counters as the single-job calls), and
    * writes the record's counts and cursor, so a crash either keeps the whole batch or none of
    * it. A batch that read fewer than `limit` jobs ends the operation (`done`). An operation
-   * no longer active comes back as it is with `scanned: 0`; null when not found.
+   * no longer active comes back as it is with `scanned: 0`; null when not found. An active
+   * one may come back as it is with `scanned: 0` too, when the store waited for its storage
+   * instead of writing (SQLite while it drains its WAL, checkpointer.ts): call again.
    */
   operationStep(params: {
     id: string;

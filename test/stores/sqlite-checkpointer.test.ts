@@ -64,6 +64,51 @@ describe("SQLite checkpointer", () => {
     expect(walMax).toBeLessThan(256 * MiB);
   });
 
+  it("has bulk writers hold off while it drains a large WAL, then starts the WAL over", async () => {
+    const path = join(dir.path, "bulk.db");
+    const db = new Database(path);
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.pragma("wal_autocheckpoint = 0");
+    db.pragma("busy_timeout = 5000");
+    db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, x BLOB)");
+    db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50000)
+      INSERT INTO t (id, x) SELECT i, zeroblob(150) FROM n`);
+    const update = db.prepare(
+      "UPDATE t SET x = randomblob(150) WHERE id = 1 + abs(random() % 50000)",
+    );
+    const batch = db.transaction(() => {
+      for (let i = 0; i < 100; i++) update.run();
+    });
+    const checkpointer = new Checkpointer(path, { intervalMs: 10, restartFrames: 256 });
+    let holds = 0;
+    const restartedAfterHold: boolean[] = [];
+    try {
+      // A bulk writer as the store's operation batches are: before each batch it waits for
+      // a drain in progress. Bounded: 20 s.
+      const deadline = performance.now() + 20_000;
+      while (holds < 3 && performance.now() < deadline) {
+        const hold = checkpointer.walHold();
+        if (hold !== null) {
+          holds++;
+          const before = walSequence(path);
+          await hold;
+          batch();
+          // the drain copied everything back: this commit wrote the WAL from its start
+          restartedAfterHold.push(walSequence(path) > before);
+        } else {
+          batch();
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      await checkpointer.stop();
+      db.close();
+    }
+    expect(holds).toBe(3);
+    expect(restartedAfterHold).toEqual([true, true, true]);
+  });
+
   it("stops at once when its worker has already died", async () => {
     const warnings: string[] = [];
     const onWarning = (w: Error) => warnings.push(w.message);

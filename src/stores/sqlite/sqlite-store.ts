@@ -419,6 +419,15 @@ export class SqliteStore implements Store {
     now: number;
     limit: number;
   }): Promise<OperationStepResult | null> {
+    // A bulk batch writes hundreds of WAL pages; while the checkpointer drains a large WAL
+    // (checkpointer.ts) the batch waits, off the event loop, and comes back having done
+    // nothing (scanned 0: the runner keeps its cost estimate and calls again).
+    const hold = this.checkpointer?.walHold();
+    if (hold) {
+      await hold;
+      const operation = getOperation(this.ctx, params.id);
+      return operation === null ? null : { operation, scanned: 0 };
+    }
     return this.ctx.write("running an operation batch", () => stepOperation(this.ctx, params));
   }
 
