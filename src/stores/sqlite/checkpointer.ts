@@ -35,21 +35,22 @@ export interface CheckpointerOptions {
  *
  * A PASSIVE checkpoint never catches a writer that never pauses: by the time it has copied
  * the WAL back, newer commits sit behind it, so the WAL never starts over and grows for as
- * long as the writes go on (1.2 GB after 60k one-job commits; 500 MB in 8 s of a bulk
- * cancel). Appending to an ever longer file halves the commit rate (measured on the 10M
+ * long as the writes go on (1.2 GB after 60k one-job commits; 189 MiB in 14 s of a bulk
+ * cancel, bench/bulk-statements.ts). Appending to an ever longer file halves the commit rate (measured on the 10M
  * backlog: a plain one-row insert went from 33 to 67 us, and the same with no checkpoint at
  * all; with the WAL reused at a bounded size it stays at 18-45 us). So once the WAL holds
  * `restartFrames` frames the worker drains it:
  *
  * - it asks the store's bulk writers (operation batches, the bulk of the frames) to hold off
- *   (walHold), while firing goes on, and runs PASSIVE passes a few ms apart. A pass that
- *   copies everything lets the next commit start the WAL over by itself, with no lock taken.
+ *   (walHold), while firing goes on, and runs PASSIVE passes a few ms apart. Once a pass
+ *   finds nothing new, a RESTART copies nothing and holds the writer's lock only to check
+ *   for readers; the next commit starts the WAL over.
  * - if small commits keep arriving (firing), once at most `restartBacklog` frames are left
  *   it runs a RESTART: it takes the writer's lock, copies the rest back, syncs, waits for
  *   readers to leave the WAL. Writers wait for that step: a short copy, plus waits bounded by
  *   `restartWaitMs`. Before the hold, a RESTART waited for the writer's lock that a bulk
- *   cancel gave up only between batches, mostly in vain, and when it got it copied a WAL of
- *   100k frames while the writer waited: 750 ms of event loop in one operation batch.
+ *   cancel gave up only between batches, mostly in vain, and when it got it copied the
+ *   backlog while the writer waited: one operation batch of 353 ms, its BEGIN waiting.
  * - the hold lasts at most `maxHoldMs`. If the backlog never gets small (writes outrun the
  *   passes), the RESTART runs anyway once the WAL holds four times `restartFrames`, so the
  *   file stays bounded. With other connections in the way (a reader, another checkpoint)
