@@ -45,10 +45,10 @@ export interface CheckpointerOptions {
  *   (walHold), while firing goes on, and runs PASSIVE passes a few ms apart. Once a pass
  *   finds nothing new, a RESTART copies nothing and holds the writer's lock only to check
  *   for readers; the next commit starts the WAL over.
- * - if small commits keep arriving (firing), once at most `restartBacklog` frames are left
- *   it runs a RESTART: it takes the writer's lock, copies the rest back, syncs, waits for
- *   readers to leave the WAL. Writers wait for that step: a short copy, plus waits bounded by
- *   `restartWaitMs`. Before the hold, a RESTART waited for the writer's lock that a bulk
+ * - if small commits keep arriving (firing), after 25 passes and once at most
+ *   `restartBacklog` frames are left it runs a RESTART: it takes the writer's lock, copies
+ *   the rest back, syncs, waits for readers to leave the WAL. Writers wait for that step: a
+ *   short copy, plus waits bounded by `restartWaitMs`. Before the hold, a RESTART waited for the writer's lock that a bulk
  *   cancel gave up only between batches, mostly in vain, and when it got it copied the
  *   backlog while the writer waited: one operation batch of 353 ms, its BEGIN waiting.
  * - the hold lasts at most `maxHoldMs`. If the backlog never gets small (writes outrun the
@@ -171,12 +171,14 @@ const setHold = (on) => {
 // A drain: PASSIVE passes DRAIN_STEP_MS apart (timers between them let the main thread see
 // the hold and stop). A pass reports the WAL as it was when it began, so the WAL is known to
 // be copied back only when a pass finds nothing that the one before it had not: then a
-// RESTART copies nothing and only waits for the writer's lock and the readers, and the next
-// commit starts the WAL over. Small commits (firing) may keep coming: after DRAIN_PASSES the
-// RESTART runs once at most restartBacklog frames are left; after maxHoldMs, only if the WAL
-// holds four times the restart size.
+// RESTART copies nothing (no sync) and only checks for readers, and the next commit starts
+// the WAL over. Small commits (firing) may keep coming between passes; a RESTART that copies
+// them holds the writer's lock through the copy and two syncs, so it waits for DRAIN_PASSES
+// passes first (firing's commits leave gaps: a quiet pass came within 3 in the runs seen).
+// After maxHoldMs the hold ends, with a RESTART only if the WAL holds four times the
+// restart size.
 const DRAIN_STEP_MS = 2;
-const DRAIN_PASSES = 4;
+const DRAIN_PASSES = 25;
 let drainTimer = null;
 const drainStep = (startedAt, passes, lastLog) => {
   drainTimer = null;
