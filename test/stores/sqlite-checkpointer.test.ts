@@ -109,6 +109,54 @@ describe("SQLite checkpointer", () => {
     expect(restartedAfterHold).toEqual([true, true, true]);
   });
 
+  it("after a drain a reader defeats, leaves the bulk writers alone for four hold lengths", async () => {
+    const path = join(dir.path, "reader.db");
+    const db = new Database(path);
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.pragma("wal_autocheckpoint = 0");
+    db.pragma("busy_timeout = 5000");
+    db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, x BLOB)");
+    db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50000)
+      INSERT INTO t (id, x) SELECT i, zeroblob(150) FROM n`);
+    const update = db.prepare(
+      "UPDATE t SET x = randomblob(150) WHERE id = 1 + abs(random() % 50000)",
+    );
+    const batch = db.transaction(() => {
+      for (let i = 0; i < 100; i++) update.run();
+    });
+    // another connection holds a read open on an early snapshot: no pass can copy past it,
+    // so no drain can succeed while it stays
+    const reader = new Database(path);
+    const open = reader.prepare("SELECT x FROM t").iterate();
+    open.next();
+    const maxHoldMs = 50;
+    const checkpointer = new Checkpointer(path, { intervalMs: 10, restartFrames: 256, maxHoldMs });
+    const holds: { start: number; end: number }[] = [];
+    try {
+      const deadline = performance.now() + 20_000;
+      while (holds.length < 2 && performance.now() < deadline) {
+        const hold = checkpointer.walHold();
+        if (hold !== null) {
+          const start = performance.now();
+          await hold;
+          holds.push({ start, end: performance.now() });
+        }
+        batch();
+        await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      open.return?.();
+      reader.close();
+      await checkpointer.stop();
+      db.close();
+    }
+    expect(holds).toHaveLength(2);
+    // the second hold started four hold lengths after the first ended (half of that asserted,
+    // room for the messages on a loaded machine; without the pause it starts a tick later)
+    expect(holds[1]!.start - holds[0]!.end).toBeGreaterThanOrEqual(2 * maxHoldMs);
+  });
+
   it("stops at once when its worker has already died", async () => {
     const warnings: string[] = [];
     const onWarning = (w: Error) => warnings.push(w.message);

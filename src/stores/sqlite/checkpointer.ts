@@ -153,10 +153,11 @@ const w = workerData;
 const db = new Database(w.path);
 db.pragma("busy_timeout = 0");
 const passive = () => db.pragma("wal_checkpoint(PASSIVE)")[0];
+// Whether the RESTART completed (busy: a writer or reader outlasted restartWaitMs).
 const restart = () => {
   db.pragma("busy_timeout = " + w.restartWaitMs);
   try {
-    db.pragma("wal_checkpoint(RESTART)");
+    return db.pragma("wal_checkpoint(RESTART)")[0].busy === 0;
   } finally {
     db.pragma("busy_timeout = 0");
   }
@@ -176,10 +177,18 @@ const setHold = (on) => {
 // them holds the writer's lock through the copy and two syncs, so it waits for DRAIN_PASSES
 // passes first (firing's commits leave gaps: a quiet pass came within 3 in the runs seen).
 // After maxHoldMs the hold ends, with a RESTART only if the WAL holds four times the
-// restart size.
+// restart size, and no drain holds the writers again for NO_HOLD_AFTER_FAIL hold lengths (a
+// reader that never leaves the WAL would otherwise keep the bulk writers waiting two thirds
+// of the time, for nothing).
 const DRAIN_STEP_MS = 2;
 const DRAIN_PASSES = 25;
+const NO_HOLD_AFTER_FAIL = 4;
 let drainTimer = null;
+let noHoldUntil = 0;
+const drainFailed = () => {
+  noHoldUntil = Date.now() + NO_HOLD_AFTER_FAIL * w.maxHoldMs;
+  setHold(false);
+};
 const drainStep = (startedAt, passes, lastLog) => {
   drainTimer = null;
   let log = lastLog;
@@ -187,17 +196,17 @@ const drainStep = (startedAt, passes, lastLog) => {
     const pass = passive();
     const left = pass.busy ? Infinity : pass.log - pass.checkpointed;
     log = pass.busy ? -1 : pass.log;
-    if ((left === 0 && pass.log === lastLog) || (left <= w.restartBacklog && passes + 1 >= DRAIN_PASSES)) {
-      restart();
+    const quiet = left === 0 && pass.log === lastLog;
+    if ((quiet || (left <= w.restartBacklog && passes + 1 >= DRAIN_PASSES)) && restart()) {
       return setHold(false);
     }
     if (Date.now() - startedAt >= w.maxHoldMs) {
-      if (pass.log >= 4 * w.restartFrames) restart();
-      return setHold(false);
+      if (pass.log >= 4 * w.restartFrames && restart()) return setHold(false);
+      return drainFailed();
     }
   } catch (err) {
     /* busy: a later step or tick tries again */
-    if (Date.now() - startedAt >= w.maxHoldMs) return setHold(false);
+    if (Date.now() - startedAt >= w.maxHoldMs) return drainFailed();
   }
   drainTimer = setTimeout(() => drainStep(startedAt, passes + 1, log), DRAIN_STEP_MS);
 };
@@ -213,6 +222,11 @@ const checkpoint = () => {
     if (pass.busy) return;
     seen = version;
     if (pass.log < w.restartFrames) return;
+    if (Date.now() < noHoldUntil) {
+      // after a failed drain: only the bound on the WAL's size
+      if (pass.log >= 4 * w.restartFrames) restart();
+      return;
+    }
     setHold(true);
     drainTimer = setTimeout(() => drainStep(Date.now(), 0, pass.log), DRAIN_STEP_MS);
   } catch (err) { /* busy: next tick */ }
