@@ -1,6 +1,6 @@
 import { OPERATION_COLUMNS } from "../../store/operation-row.js";
 import { CHANGE_COLS, COLS } from "./job-columns.js";
-import { deletePending, movePending } from "./pending-rows.js";
+import { deletePendingBatch, movePending, probed } from "./pending-rows.js";
 import { tagJob } from "./statements.js";
 
 /**
@@ -20,6 +20,9 @@ export function operationStatements(schema: string) {
     .filter((_, i) => i > 0)
     .join(", ");
   const picked = `unnest($1::int[], $2::text[]) AS u(shard, id)`;
+  /** The batch's jobs with the due time it read of each (parameter `due`). */
+  const pickedDue = (due: string) =>
+    `unnest($1::int[], $2::text[], ${due}::bigint[]) AS u(shard, id, due_at)`;
   const side = (table: string, status: string) => `(SELECT shard, id, ${status} AS status,
       target, key, due_at, schedule_id, tags FROM ${s}.${table}
     WHERE tenant = $1 AND (shard, id) > ($2::int, $3::text) ORDER BY shard, id LIMIT $4)`;
@@ -65,10 +68,13 @@ export function operationStatements(schema: string) {
       ) t
       CROSS JOIN LATERAL (${tagJob(s)}) j
       ORDER BY t.job_id`,
-    /** cancel's set form. $3 tenant, $4 now. */
-    cancel: `WITH ${deletePending(s, {
-      using: picked,
-      where: "j.shard = u.shard AND j.id = u.id AND j.tenant = $3 AND j.schedule_id IS NULL",
+    /**
+     * cancel's set form. $3 tenant, $4 now, $5 the due times the batch read (each job found
+     * by primary key: pending-rows.ts deletePendingBatch).
+     */
+    cancel: `WITH ${deletePendingBatch(s, {
+      picked: pickedDue("$5"),
+      where: "j.tenant = $3 AND j.schedule_id IS NULL",
     })}, moved AS (
         INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
         SELECT shard, id, tenant, key, due_at, bucket, payload, target, target_options,
@@ -125,28 +131,44 @@ export function operationStatements(schema: string) {
       )
       SELECT count(*)::int AS n FROM ins`,
     /**
-     * erase: pending and finished rows deleted with their key, their tag entries (job_tags
-     * primary key) and their feed rows (index job_changes_job); the statement triggers drop
-     * the counters. $3 tenant.
+     * erase: pending and finished rows deleted with their key, their tag entries and their
+     * feed rows; the statement triggers drop the counters. $3 tenant, $4 the due times the
+     * batch read. Every row is reached by an index, one probe per job (or per tag entry),
+     * whatever the planner thinks of the batch's size: a pending row by primary key
+     * (deletePendingBatch), a finished one by jobs_history's primary key prefix (shard, id)
+     * in each history partition; the tag entries by job_tags' whole primary key (tenant,
+     * tag, job_id), a probe per tag of the job's JSON; the key by job_keys' (tenant, key);
+     * the feed rows by job_changes_job (job_id = ANY of the batch's ids). As joins, the
+     * tags' and the feed's deletes were free to hash the batch and scan the tables.
      */
-    erase: `WITH ${deletePending(s, {
-      using: picked,
-      where: "j.shard = u.shard AND j.id = u.id AND j.tenant = $3 AND j.schedule_id IS NULL",
-    })}, hist AS (
-        DELETE FROM ${s}.jobs_history h USING ${picked}
-        WHERE h.shard = u.shard AND h.id = u.id AND h.tenant = $3
+    erase: `WITH ${deletePendingBatch(s, {
+      picked: pickedDue("$4"),
+      where: "j.tenant = $3 AND j.schedule_id IS NULL",
+    })}, ${probed(s, "hist_at", "jobs_history", picked, "j.tenant = $3")}, hist AS (
+        DELETE FROM ${s}.jobs_history h USING hist_at a
+        WHERE h.ctid = ANY (ARRAY(SELECT ctid FROM hist_at))
+          AND h.tableoid = a.tableoid AND h.ctid = a.ctid
         RETURNING h.id, h.key, h.tags
       ), gone AS (
         SELECT id, key, tags FROM del UNION ALL SELECT id, key, tags FROM hist
+      ), tags_at AS (
+        SELECT f.ctid FROM gone g
+        CROSS JOIN LATERAL json_array_elements_text(g.tags::json) AS x(tag)
+        CROSS JOIN LATERAL (SELECT t.ctid FROM ${s}.job_tags t
+          WHERE t.tenant = $3 AND t.tag = x.tag AND t.job_id = g.id LIMIT 1) f
+        WHERE g.tags IS NOT NULL
       ), untagged AS (
-        DELETE FROM ${s}.job_tags t USING gone g
-          CROSS JOIN LATERAL json_array_elements_text(g.tags::json) AS x(tag)
-        WHERE g.tags IS NOT NULL AND t.tenant = $3 AND t.tag = x.tag AND t.job_id = g.id
+        DELETE FROM ${s}.job_tags t WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM tags_at))
+      ), keys_at AS (
+        SELECT f.ctid FROM gone g
+        CROSS JOIN LATERAL (SELECT k.ctid FROM ${s}.job_keys k
+          WHERE k.tenant = $3 AND k.key = g.key AND k.id = g.id LIMIT 1) f
+        WHERE g.key IS NOT NULL
       ), keys AS (
-        DELETE FROM ${s}.job_keys k USING gone g
-        WHERE k.tenant = $3 AND k.key = g.key AND k.id = g.id
+        DELETE FROM ${s}.job_keys k WHERE k.ctid = ANY (ARRAY(SELECT ctid FROM keys_at))
       ), feed AS (
-        DELETE FROM ${s}.job_changes c USING gone g WHERE c.job_id = g.id AND c.tenant = $3
+        DELETE FROM ${s}.job_changes c
+        WHERE c.job_id = ANY (ARRAY(SELECT id FROM gone)) AND c.tenant = $3
       )
       SELECT count(*)::int AS n FROM gone`,
   } as const;

@@ -198,6 +198,8 @@ async function act(
   if (picked.length === 0) return 0;
   const shards = picked.map((r) => r.shard);
   const ids = picked.map((r) => r.id);
+  // where the batch read each job: the set forms reach a pending row by its primary key
+  const readDue = picked.map((r) => Number(r.due_at));
   const n = async (sql: string, args: unknown[]) =>
     (await c.query<{ n: number }>(sql, args)).rows[0]?.n ?? 0;
   const kind: OperationKind = op.kind;
@@ -205,7 +207,7 @@ async function act(
     case "count":
       return picked.length;
     case "cancel":
-      return n(d.sql.cancel, [shards, ids, op.tenant, now]);
+      return n(d.sql.cancel, [shards, ids, op.tenant, now, readDue]);
     case "reschedule": {
       const moved = picked
         .map((r) => ({ r, due: operationDueAt(op.params, Number(r.due_at), now) }))
@@ -226,7 +228,7 @@ async function act(
       return n(d.sql.retry, [shards, ids, op.tenant, due, bucketOf(due, d.bucketWidthMs), now]);
     }
     case "erase":
-      return n(d.sql.erase, [shards, ids, op.tenant]);
+      return n(d.sql.erase, [shards, ids, op.tenant, readDue]);
   }
 }
 
