@@ -113,15 +113,12 @@ async function pauseTenant(store: PostgresStore, n: number): Promise<{ ms: numbe
   note(`paused-idle: pausing the tenant's ${n.toLocaleString("en-US")} jobs`);
   const t = performance.now();
   const pause = await scheduler.pause({ scope: { tenant: true } });
-  // pause() starts a pass in the background, and runPauseWork beside it may find the pause's
-  // row locked by that pass (SKIP LOCKED: another keeper works it) and return at once, the
-  // hold not done: run it again until the pause says it is
-  for (;;) {
-    await scheduler.runPauseWork();
-    const now = await scheduler.getPause(pause.id);
-    if (now?.holdComplete) return { ms: performance.now() - t, held: now.heldJobs };
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  // runPauseWork waits for pause()'s background pass where the two meet on the pause's row
+  await scheduler.runPauseWork();
+  const done = await scheduler.getPause(pause.id);
+  if (!done?.holdComplete)
+    throw new Error(`paused-idle: the hold was not done: ${JSON.stringify(done)}`);
+  return { ms: performance.now() - t, held: done.heldJobs };
 }
 
 async function heldAndPending(store: PostgresStore): Promise<{ held: number; pending: number }> {

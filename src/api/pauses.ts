@@ -156,13 +156,21 @@ export class PauseOperations {
    * active pause, giving back each resuming pause's held jobs), in transactions of at most
    * WORK_BATCH jobs: for a process that does not start the scheduler (the CLI on a local
    * file), as runOperation is for operations. A started scheduler does this in the background.
+   * When it resolves no pause has work left, even while a keeper's pass (this process's,
+   * started by pause(), or another node's) held a pause: its steps wait for that pass's
+   * (`wait`), where they would skip the pause and end with its work not done. The counts are
+   * this call's; jobs the other pass moved are not in them.
    */
   async runWork(): Promise<{ held: number; released: number }> {
     const pauses = this.pauses();
     let held = 0;
     let released = 0;
     for (;;) {
-      const r = await pauses.pausesWork({ now: this.d.clock.now(), limit: WORK_BATCH });
+      const r = await pauses.pausesWork({
+        now: this.d.clock.now(),
+        limit: WORK_BATCH,
+        wait: true,
+      });
       held += r.held;
       released += r.released;
       if (!r.more) return { held, released };

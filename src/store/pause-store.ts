@@ -70,9 +70,12 @@ export interface PauseStore {
   /**
    * One bounded step of every pause's work, at most `limit` jobs: moving the pending jobs of
    * an active pause into held, or giving back a resuming pause's held jobs by its policy
-   * (`resumeAction`); a resuming pause with none left becomes `resumed`.
+   * (`resumeAction`); a resuming pause with none left becomes `resumed`. A pause whose step
+   * another caller is running (PostgreSQL: its row locked by a keeper on any node) is
+   * skipped, unless `wait`: then the step waits for that one to end, so a caller repeating
+   * it while `more` is sure no work is left when `more` is false (runPauseWork).
    */
-  pausesWork(params: { now: number; limit: number }): Promise<PauseWorkResult>;
+  pausesWork(params: { now: number; limit: number; wait?: boolean }): Promise<PauseWorkResult>;
 
   /**
    * Removes at most `limit` resumed pauses resumed before `before` (epoch ms), oldest id

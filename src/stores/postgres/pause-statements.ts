@@ -71,17 +71,26 @@ export function pauseStatements(schema: string) {
       SELECT r.*, n.sent FROM r
         CROSS JOIN LATERAL (SELECT pg_notify($3, 'pauses') IS NULL AS sent FROM r) n`,
     resumed: `UPDATE ${s}.pauses SET state = 'resumed' WHERE id = $1 AND state = 'resuming'`,
+    /** Whether any pause has work (index pauses_open): an idle pass is this one statement. */
+    anyWork: `SELECT EXISTS (SELECT 1 FROM ${s}.pauses
+      WHERE state <> 'resumed' AND (state = 'resuming' OR NOT hold_done)) AS work`,
     /**
      * The next pause with work (an active one still finding its jobs, or a resuming one),
      * locked: two nodes' keepers never work one pause at once (SKIP LOCKED: the other takes
      * the next). Index pauses_open.
      */
-    /** Whether any pause has work (index pauses_open): an idle pass is this one statement. */
-    anyWork: `SELECT EXISTS (SELECT 1 FROM ${s}.pauses
-      WHERE state <> 'resumed' AND (state = 'resuming' OR NOT hold_done)) AS work`,
     withWork: `SELECT ${pauseCols} FROM ${s}.pauses
       WHERE state <> 'resumed' AND (state = 'resuming' OR NOT hold_done)
       ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`,
+    /**
+     * withWork for a caller that waits for the work to be done (pausesWork's `wait`): the
+     * lock is waited for, not skipped. Once the holder commits, the row is read again as it
+     * is then (READ COMMITTED), and a pause whose work that step finished is not returned
+     * (nor, under LIMIT 1, another in its place: the caller looks again).
+     */
+    withWorkWaiting: `SELECT ${pauseCols} FROM ${s}.pauses
+      WHERE state <> 'resumed' AND (state = 'resuming' OR NOT hold_done)
+      ORDER BY id LIMIT 1 FOR UPDATE`,
     holdCursor: `UPDATE ${s}.pauses SET hold_due = $2::bigint, hold_id = $3, hold_done = $4
       WHERE id = $1`,
     /**

@@ -202,9 +202,17 @@ export class PostgresPauseStore implements PauseStore {
   /**
    * One bounded step, in one transaction with the pause's row locked: hold the next batch of
    * an active pause's tenant, or give back the next batch of a resuming pause's held jobs.
+   * Another process's step holds the pause's row while it runs: the engine's keeper skips
+   * to the next pause, a caller that `wait`s waits for that step's commit (and, if it
+   * finished the pause's work, answers `more` to look again).
    */
-  async pausesWork(params: { now: number; limit: number }): Promise<PauseWorkResult> {
+  async pausesWork(params: {
+    now: number;
+    limit: number;
+    wait?: boolean;
+  }): Promise<PauseWorkResult> {
     const { now, limit } = params;
+    const wait = params.wait === true;
     const { rows } = await this.d.run("looking for pause work", () =>
       this.d.pool.query<{ work: boolean }>(this.d.sql.anyWork),
     );
@@ -213,8 +221,9 @@ export class PostgresPauseStore implements PauseStore {
     const r = await this.d.run("holding or releasing paused jobs", () =>
       withRetry(() =>
         inTransaction(this.d.pool, async (c) => {
-          const row = (await c.query<PgPauseRow>(this.d.sql.withWork)).rows[0];
-          if (!row) return { held: 0, released: 0, more: false, earliest: null };
+          const read = wait ? this.d.sql.withWorkWaiting : this.d.sql.withWork;
+          const row = (await c.query<PgPauseRow>(read)).rows[0];
+          if (!row) return { held: 0, released: 0, more: wait, earliest: null };
           if (row.state === "active") {
             return { held: await this.holdStep(c, row, limit, now), released: 0, more: true };
           }

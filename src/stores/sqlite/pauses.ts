@@ -232,7 +232,12 @@ export class SqlitePauseStore implements PauseStore {
     );
   }
 
-  async pausesWork(params: { now: number; limit: number }): Promise<PauseWorkResult> {
+  /** `wait` changes nothing here: steps take the file's write lock in turn, none is skipped. */
+  async pausesWork(params: {
+    now: number;
+    limit: number;
+    wait?: boolean;
+  }): Promise<PauseWorkResult> {
     return this.ctx.write("holding or releasing paused jobs", () =>
       workPauses(this.ctx, params.now, params.limit),
     );
