@@ -54,6 +54,9 @@ export interface PgSizes {
   /** Its idle window, counted from `pausedIdleWarmupMs` after the two nodes start. */
   readonly pausedIdleWindowMs: number;
   readonly pausedIdleWarmupMs: number;
+  /** Untagged backlog of the bulk-erase benchmark, and the tagged jobs it cancels and erases. */
+  readonly eraseBacklog: number;
+  readonly eraseJobs: number;
 }
 
 export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
@@ -77,6 +80,8 @@ export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
       pausedJobs: 10_000,
       pausedIdleWindowMs: 6_000,
       pausedIdleWarmupMs: 2_000,
+      eraseBacklog: 10_000,
+      eraseJobs: 2_000,
     };
   }
   if (scale === "medium") {
@@ -98,6 +103,8 @@ export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
       pausedJobs: 100_000,
       pausedIdleWindowMs: 60_000,
       pausedIdleWarmupMs: 17_000,
+      eraseBacklog: 1_000_000,
+      eraseJobs: 10_000,
     };
   }
   if (scale === "full") {
@@ -119,6 +126,8 @@ export function pgSizes(env: NodeJS.ProcessEnv = process.env): PgSizes {
       pausedJobs: 1_000_000,
       pausedIdleWindowMs: 60_000,
       pausedIdleWarmupMs: 17_000,
+      eraseBacklog: 10_000_000,
+      eraseJobs: 10_000,
     };
   }
   throw new Error(`BENCH_SCALE: expected "tiny", "medium" or "full", got ${JSON.stringify(scale)}`);

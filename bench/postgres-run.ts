@@ -8,6 +8,7 @@
 import { cpus, totalmem } from "node:os";
 import { runNamed, type BenchResult } from "./lib/report.js";
 import { benchServer, pgSizes, stopBenchServer, type PgSizes } from "./postgres-common.js";
+import { pgBulkErase } from "./postgres-bulk-erase.js";
 import { pgBulkInsert } from "./postgres-bulk-insert.js";
 import { pgChurn } from "./postgres-churn.js";
 import { pgClaimCost } from "./postgres-claim-cost.js";
@@ -21,6 +22,7 @@ import pg from "pg";
 
 const BENCHMARKS: Readonly<Record<string, (s: PgSizes) => Promise<BenchResult>>> = {
   "bulk-insert": pgBulkInsert,
+  "bulk-erase": pgBulkErase,
   "claim-cost": pgClaimCost,
   "claim-tx": pgClaimTx,
   churn: pgChurn,

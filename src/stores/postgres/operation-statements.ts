@@ -134,7 +134,7 @@ export function operationStatements(schema: string) {
      * erase: pending and finished rows deleted with their key, their tag entries and their
      * feed rows; the statement triggers drop the counters. $3 tenant, $4 the due times the
      * batch read. Every row is reached by an index, one probe per job (or per tag entry),
-     * whatever the planner thinks of the batch's size: a pending row by primary key
+     * whatever the planner thinks of the batch's size: a pending row by one index probe
      * (deletePendingBatch), a finished one by jobs_history's primary key prefix (shard, id)
      * in each history partition; the tag entries by job_tags' whole primary key (tenant,
      * tag, job_id), a probe per tag of the job's JSON; the key by job_keys' (tenant, key);

@@ -84,9 +84,11 @@ function deleteProbed(s: string, table: string, at: string, where: string, retur
 /**
  * deletePending for a bulk operation's batch: the jobs of `picked` (a FROM item aliased u
  * with shard, id and the due_at the batch read) that `where` (on j) accepts, as CTE `del`,
- * each found by primary key: jobs_live's (shard, id, due_at) in the one partition u.due_at
- * leaves after run-time pruning, jobs_held's (shard, id). A job moved since the batch read
- * it (another due time, claimed) is not found and is not deleted.
+ * each found by one index probe: in jobs_live on (shard, id, due_at) in the one partition
+ * u.due_at leaves after run-time pruning (the planner takes the primary key or
+ * jobs_live_tenant_due (tenant, due_at, id), both exact), in jobs_held by its primary key
+ * (shard, id). A job moved since the batch read it (another due time, claimed) is not found
+ * and is not deleted.
  */
 export function deletePendingBatch(
   s: string,
