@@ -22,6 +22,29 @@ function walSequence(path: string): number {
 
 const MiB = 1024 * 1024;
 
+/**
+ * A WAL file of 50,000 rows with auto-checkpoint off, as the store's connection has it, and a
+ * bulk batch: 100 random rows rewritten in one transaction.
+ */
+function bulkWriter(name: string) {
+  const path = join(dir.path, name);
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.pragma("wal_autocheckpoint = 0");
+  db.pragma("busy_timeout = 5000");
+  db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, x BLOB)");
+  db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50000)
+    INSERT INTO t (id, x) SELECT i, zeroblob(150) FROM n`);
+  const update = db.prepare(
+    "UPDATE t SET x = randomblob(150) WHERE id = 1 + abs(random() % 50000)",
+  );
+  const batch = db.transaction(() => {
+    for (let i = 0; i < 100; i++) update.run();
+  });
+  return { path, db, batch };
+}
+
 describe("SQLite checkpointer", () => {
   it("starts the WAL over again and again under sustained writes, instead of growing it", async () => {
     const path = join(dir.path, "busy.db");
@@ -65,21 +88,7 @@ describe("SQLite checkpointer", () => {
   });
 
   it("has bulk writers hold off while it drains a large WAL, then starts the WAL over", async () => {
-    const path = join(dir.path, "bulk.db");
-    const db = new Database(path);
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
-    db.pragma("wal_autocheckpoint = 0");
-    db.pragma("busy_timeout = 5000");
-    db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, x BLOB)");
-    db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50000)
-      INSERT INTO t (id, x) SELECT i, zeroblob(150) FROM n`);
-    const update = db.prepare(
-      "UPDATE t SET x = randomblob(150) WHERE id = 1 + abs(random() % 50000)",
-    );
-    const batch = db.transaction(() => {
-      for (let i = 0; i < 100; i++) update.run();
-    });
+    const { path, db, batch } = bulkWriter("bulk.db");
     const checkpointer = new Checkpointer(path, { intervalMs: 10, restartFrames: 256 });
     let holds = 0;
     const restartedAfterHold: boolean[] = [];
@@ -110,21 +119,7 @@ describe("SQLite checkpointer", () => {
   });
 
   it("after a drain a reader defeats, leaves the bulk writers alone for four hold lengths", async () => {
-    const path = join(dir.path, "reader.db");
-    const db = new Database(path);
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
-    db.pragma("wal_autocheckpoint = 0");
-    db.pragma("busy_timeout = 5000");
-    db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, x BLOB)");
-    db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50000)
-      INSERT INTO t (id, x) SELECT i, zeroblob(150) FROM n`);
-    const update = db.prepare(
-      "UPDATE t SET x = randomblob(150) WHERE id = 1 + abs(random() % 50000)",
-    );
-    const batch = db.transaction(() => {
-      for (let i = 0; i < 100; i++) update.run();
-    });
+    const { path, db, batch } = bulkWriter("reader.db");
     // another connection holds a read open on an early snapshot: no pass can copy past it,
     // so no drain can succeed while it stays
     const reader = new Database(path);
