@@ -1,6 +1,6 @@
 import { isoInstant } from "../core/instant-text.js";
 import type { JobStatus } from "../core/job.js";
-import { describeRecurrence, type Occurrence } from "../core/recurrence/index.js";
+import { describeRecurrence, ruleParts, type Occurrence } from "../core/recurrence/index.js";
 import { upcomingOccurrences, type MisfirePolicy, type ScheduleState } from "../core/series.js";
 import { isoInZone } from "../core/wall-time.js";
 import type { ScheduleInfo } from "./series.js";
@@ -55,12 +55,13 @@ export interface ScheduleView {
 export function scheduleView(s: ScheduleInfo): ScheduleView {
   const t = s.template;
   const headers = t.targetOptions?.headers;
+  const rule = ruleParts(s.rule);
   return {
     id: s.id,
     tenant: s.tenant,
     key: s.key,
-    cron: "cron" in s.rule ? s.rule.cron : null,
-    rrule: "rrule" in s.rule ? s.rule.rrule : null,
+    cron: rule.kind === "cron" ? rule.text : null,
+    rrule: rule.kind === "rrule" ? rule.text : null,
     description: describe(s),
     timeZone: s.timeZone,
     gap: s.gap,
@@ -138,6 +139,7 @@ function describe(s: ScheduleInfo): string {
   try {
     return describeRecurrence(s.rule, s.timeZone, s.startAt ?? undefined);
   } catch {
-    return "cron" in s.rule ? `cron "${s.rule.cron}"` : `RRULE ${s.rule.rrule}`;
+    const { kind, text } = ruleParts(s.rule);
+    return kind === "cron" ? `cron "${text}"` : `RRULE ${text}`;
   }
 }

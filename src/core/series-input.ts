@@ -1,5 +1,5 @@
 import { InvalidJobError } from "./errors.js";
-import { GAP_POLICIES, MAX_COUNT, OVERLAP_POLICIES } from "./recurrence/index.js";
+import { GAP_POLICIES, MAX_COUNT, OVERLAP_POLICIES, ruleParts } from "./recurrence/index.js";
 import {
   validateScheduleInput,
   type ScheduleContext,
@@ -135,10 +135,11 @@ export function validateRecurringInput(raw: unknown, ctx: ScheduleContext): Seri
   // compiles (a bad rule is refused naming cron or rrule) and must fire at least once
   const first = recurrenceOf(def).next(Math.max(ctx.now, (def.startAt ?? ctx.now) - 1));
   if (first === null) {
+    const { kind, text } = ruleParts(rule);
     throw new InvalidJobError(
-      "cron" in rule ? "cron" : "rrule",
+      kind,
       `a rule with an occurrence after now${def.endAt === null ? "" : " and before end"}`,
-      "cron" in rule ? rule.cron : rule.rrule,
+      text,
     );
   }
   return def;
@@ -147,8 +148,9 @@ export function validateRecurringInput(raw: unknown, ctx: ScheduleContext): Seri
 /** The fields of a stored series as an input, so an update is validated as a whole. */
 export function seriesAsInput(s: Schedule): Record<string, unknown> {
   const t = s.template;
+  const rule = ruleParts(s.rule);
   return {
-    ...("cron" in s.rule ? { cron: s.rule.cron } : { rrule: s.rule.rrule }),
+    [rule.kind]: rule.text,
     timeZone: s.timeZone,
     target: t.target,
     targetOptions: t.targetOptions,

@@ -1,6 +1,7 @@
 import { comingOccurrences, scheduleView } from "../api/schedule-view.js";
 import type { ScheduleInfo } from "../api/series.js";
 import type { JobStatus } from "../core/job.js";
+import { ruleParts } from "../core/recurrence/index.js";
 import type { ScheduleState } from "../core/series.js";
 import { isObject } from "../core/validate.js";
 import { REMINDER_TARGET } from "./reminders.js";
@@ -64,7 +65,7 @@ export function seriesView(s: ScheduleInfo): SeriesView {
     kind: "series",
     description: typeof p.description === "string" ? p.description : null,
     state: v.state,
-    recurrence: "cron" in s.rule ? s.rule.cron : s.rule.rrule, // the view's cron or rrule
+    recurrence: ruleParts(s.rule).text, // the view's cron or rrule
     recurrence_text: v.description,
     timezone: v.timeZone,
     target_kind: v.target === REMINDER_TARGET ? "reminder" : webhook ? "webhook" : "handler",

@@ -1,4 +1,5 @@
 import type { JsonValue } from "../core/job.js";
+import { ruleFromParts, ruleParts } from "../core/recurrence/index.js";
 import type { MisfirePolicy, Schedule, ScheduleState } from "../core/series.js";
 
 /**
@@ -118,12 +119,13 @@ export function scheduleAdvanceValues(s: Schedule): unknown[] {
 
 export function scheduleToRow(s: Schedule): ScheduleRow {
   const t = s.template;
+  const rule = ruleParts(s.rule);
   return {
     id: s.id,
     tenant: s.tenant,
     key: s.key,
-    rule_kind: "cron" in s.rule ? "cron" : "rrule",
-    rule: "cron" in s.rule ? s.rule.cron : s.rule.rrule,
+    rule_kind: rule.kind,
+    rule: rule.text,
     time_zone: s.timeZone,
     gap: s.gap,
     overlap: s.overlap,
@@ -206,7 +208,7 @@ export function rowToSchedule(r: ScheduleRow): Schedule {
     id: r.id,
     tenant: r.tenant,
     key: r.key,
-    rule: r.rule_kind === "cron" ? { cron: r.rule } : { rrule: r.rule },
+    rule: ruleFromParts(r.rule_kind, r.rule),
     timeZone: r.time_zone,
     gap: r.gap,
     overlap: r.overlap,

@@ -16,8 +16,9 @@ import {
   type Occurrence,
   type OverlapPolicy,
   type Recurrence,
-  type RecurrenceRule,
   type RecurrenceSpec,
+  ruleFromParts,
+  ruleParts,
 } from "./types.js";
 import { neverMatches, type FieldSpec, type WallSequence } from "./wall-sequence.js";
 import { nextOccurrence } from "./zone-mapping.js";
@@ -215,8 +216,8 @@ function build(spec: RecurrenceSpec): Recurrence {
   const gap: GapPolicy = policy(spec.gap, GAP_POLICIES, "gap") ?? "shift";
   const overlap: OverlapPolicy = policy(spec.overlap, OVERLAP_POLICIES, "overlap") ?? "first";
   const p = plan(spec, start);
-  const rule: RecurrenceRule =
-    "cron" in spec.rule ? { cron: spec.rule.cron } : { rrule: spec.rule.rrule };
+  const parts = ruleParts(spec.rule);
+  const rule = ruleFromParts(parts.kind, parts.text);
   const probeFrom = start === undefined ? Date.UTC(2000, 0, 1) : start - 1;
   if (nextOccurrence(p.sequence, spec.timeZone, gap, overlap, probeFrom) === null) {
     const { kind, text } = ruleText(spec.rule);

@@ -16,6 +16,8 @@ export {
   type Recurrence,
   type RecurrenceRule,
   type RecurrenceSpec,
+  ruleFromParts,
+  ruleParts,
 } from "./types.js";
 export { describeRecurrence } from "./describe.js";
 export {

@@ -5,6 +5,16 @@
  */
 export type RecurrenceRule = { readonly cron: string } | { readonly rrule: string };
 
+/** Which form a rule has and its text: the one place that tells the two forms apart. */
+export function ruleParts(rule: RecurrenceRule): { kind: "cron" | "rrule"; text: string } {
+  return "cron" in rule ? { kind: "cron", text: rule.cron } : { kind: "rrule", text: rule.rrule };
+}
+
+/** The rule of a stored form and text (the inverse of ruleParts). */
+export function ruleFromParts(kind: "cron" | "rrule", text: string): RecurrenceRule {
+  return kind === "cron" ? { cron: text } : { rrule: text };
+}
+
 /**
  * A wall time the clocks skip (spring forward): `shift` (default) fires it moved forward by
  * the gap's length (02:30 on a night that jumps 02:00 -> 03:00 fires at 03:30), as RFC 5545
