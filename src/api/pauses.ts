@@ -45,6 +45,12 @@ export interface ListPausesOptions {
   readonly limit?: number;
 }
 
+/**
+ * The bounds of a page of pauses on every surface that pages them (HTTP API, dashboard, CLI,
+ * the OpenAPI document): at most `max` a page, `default` when no limit is given.
+ */
+export const PAUSE_PAGE = { default: 100, max: 1000 } as const;
+
 /** A page of pauses and the cursor of the next one (the last id of this page; null: last). */
 export interface PausePage {
   readonly pauses: Pause[];

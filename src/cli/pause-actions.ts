@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { describeScope, type PauseView, type ReleaseView } from "../api/pause-view.js";
+import { PAUSE_PAGE } from "../api/pauses.js";
 import { InvalidJobError } from "../core/errors.js";
 import { PAUSE_STATES, type PauseInput, type PauseState } from "../core/pause.js";
 import { out, outJson, parseIntFlag } from "./context.js";
@@ -50,9 +51,6 @@ export async function resumePause(
   });
 }
 
-/** Pauses a page of `duetime pauses` lists when --limit is not given (as GET /v1/pauses). */
-const DEFAULT_PAGE = 100;
-
 /** What `duetime pauses` collects. */
 export interface PausesFlags {
   state?: string;
@@ -87,7 +85,7 @@ export async function showPauses(
   }
   const listed = states(o.state);
   const page = await backend.list({
-    limit: parseIntFlag(o.limit, "--limit", 1, 1000) ?? DEFAULT_PAGE,
+    limit: parseIntFlag(o.limit, "--limit", 1, PAUSE_PAGE.max) ?? PAUSE_PAGE.default,
     ...(listed ? { states: listed } : {}),
     ...(o.cursor === undefined ? {} : { cursor: o.cursor }),
   });

@@ -788,7 +788,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The tenant's pauses in creation order, in every state unless `state` says */
+    /** A page of the tenant's pauses in creation order, in every state unless `state` says */
     get: operations["dashboardListPauses"];
     put?: never;
     /** Pause the tenant's jobs, one target's or one tag's, for the pauses page */
@@ -1495,6 +1495,8 @@ export interface components {
     };
     DashboardPauseList: {
       pauses: components["schemas"]["DashboardPause"][];
+      /** @description Pass as `cursor` for the next page; null on the last */
+      nextCursor: string | null;
     };
     DashboardPauseResumed: {
       pause: components["schemas"]["DashboardPause"];
@@ -5062,6 +5064,10 @@ export interface operations {
       query?: {
         /** @description Comma-separated or repeated states */
         state?: string;
+        /** @description Pauses per page, 1-1000 (default 100) */
+        limit?: number;
+        /** @description The `nextCursor` of the page before */
+        cursor?: string;
       };
       header?: never;
       path?: never;

@@ -1,4 +1,5 @@
 import { describeScope, pauseView, releaseView, type PauseView } from "../api/pause-view.js";
+import { listPausePage, PAUSE_PAGE } from "../api/pauses.js";
 import type { Scheduler } from "../api/scheduler.js";
 import { PAUSE_STATES, type Pause } from "../core/pause.js";
 import { readQuery } from "../core/query-params.js";
@@ -22,14 +23,26 @@ export function pauseRow(p: Pause): PauseRow {
   return { ...pauseView(p), description: describeScope(p.scope) };
 }
 
-/** Query of /v1/dashboard/pauses: which states (default all, so the page shows resumed ones). */
-const PAUSES_QUERY = { state: { kind: "list", of: PAUSE_STATES } } as const;
+/**
+ * Query of /v1/dashboard/pauses: which states (default all, so the page shows resumed ones),
+ * a page at a time (`limit`, PAUSE_PAGE; `cursor`, the `nextCursor` of the page before).
+ */
+const PAUSES_QUERY = {
+  state: { kind: "list", of: PAUSE_STATES },
+  cursor: { kind: "text", max: 64 },
+  limit: { kind: "int", min: 1, max: PAUSE_PAGE.max },
+} as const;
 
-/** The tenant's pauses in creation order, in every state unless `state` says. */
+/** A page of the tenant's pauses in creation order, in every state unless `state` says. */
 export async function listPauseRows(s: Scheduler, tenant: string, query: unknown): Promise<Answer> {
   const q = readQuery(query, PAUSES_QUERY);
-  const pauses = await s.listPauses({ tenant, states: q.state ?? PAUSE_STATES });
-  return { status: 200, body: { pauses: pauses.map(pauseRow) } };
+  const page = await listPausePage((opts) => s.listPauses(opts), {
+    tenant,
+    states: q.state ?? PAUSE_STATES,
+    limit: q.limit ?? PAUSE_PAGE.default,
+    ...(q.cursor === undefined ? {} : { after: q.cursor }),
+  });
+  return { status: 200, body: { pauses: page.pauses.map(pauseRow), nextCursor: page.nextCursor } };
 }
 
 /** Makes an active pause: 201 with it. */

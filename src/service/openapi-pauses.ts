@@ -1,3 +1,4 @@
+import { PAUSE_PAGE } from "../api/pauses.js";
 import { MAX_PAUSE_TAG_LENGTH, ON_RESUME_POLICIES, PAUSE_STATES } from "../core/pause.js";
 import { TARGET_RULE } from "../core/schedule-input.js";
 import { authErrors, errorResponse, json, ref } from "./openapi-schemas.js";
@@ -127,8 +128,14 @@ export const PAUSE_SCHEMAS = {
   },
   DashboardPauseList: {
     type: "object",
-    required: ["pauses"],
-    properties: { pauses: { type: "array", items: ref("DashboardPause") } },
+    required: ["pauses", "nextCursor"],
+    properties: {
+      pauses: { type: "array", items: ref("DashboardPause") },
+      nextCursor: {
+        type: ["string", "null"],
+        description: "Pass as `cursor` for the next page; null on the last",
+      },
+    },
   },
   DashboardPauseResumed: {
     type: "object",
@@ -184,8 +191,8 @@ const pagingParams = [
   {
     name: "limit",
     in: "query",
-    description: "Pauses per page, 1-1000 (default 100)",
-    schema: { type: "integer", minimum: 1, maximum: 1000 },
+    description: `Pauses per page, 1-${PAUSE_PAGE.max} (default ${PAUSE_PAGE.default})`,
+    schema: { type: "integer", minimum: 1, maximum: PAUSE_PAGE.max },
   },
   {
     name: "cursor",
@@ -275,7 +282,9 @@ export function dashboardPausePaths(): Record<string, unknown> {
       createId: "dashboardCreatePause",
       createSummary: "Pause the tenant's jobs, one target's or one tag's, for the pauses page",
       listId: "dashboardListPauses",
-      listSummary: "The tenant's pauses in creation order, in every state unless `state` says",
+      listSummary:
+        "A page of the tenant's pauses in creation order, in every state unless `state` says",
+      listParams: pagingParams,
       envelope: "DashboardPauseEnvelope",
       list: "DashboardPauseList",
       postErrors: bodyErrors,

@@ -143,4 +143,28 @@ describe("dashboard pauses", () => {
     const tags = (await all()).map((p) => p.scope.tag);
     expect(tags).not.toContain("one-too-many");
   });
+
+  it("lists pauses a page at a time: limit, then each nextCursor, until null, each pause once in creation order", async () => {
+    const everyone = await all();
+    expect(everyone.length).toBeGreaterThanOrEqual(4); // the resumed target pause and three tags
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    for (let pages = 0; pages < everyone.length + 1; pages++) {
+      const r = await d.api(
+        `/v1/dashboard/pauses?limit=2${cursor === null ? "" : `&cursor=${cursor}`}`,
+      );
+      expect(r.status).toBe(200);
+      expect(r.body.pauses.length).toBeLessThanOrEqual(2);
+      seen.push(...(r.body.pauses as { id: string }[]).map((p) => p.id));
+      cursor = r.body.nextCursor as string | null;
+      if (cursor === null) break;
+    }
+    expect(cursor).toBeNull();
+    expect(seen).toEqual(everyone.map((p) => p.id));
+    for (const bad of ["limit=0", "limit=1001", "limit=ten"]) {
+      const r = await d.api(`/v1/dashboard/pauses?${bad}`);
+      expect(r.status, bad).toBe(400);
+      expect(r.body.error.field, bad).toBe("limit");
+    }
+  });
 });

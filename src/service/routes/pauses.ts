@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { pauseView, releaseView } from "../../api/pause-view.js";
-import { listPausePage } from "../../api/pauses.js";
+import { listPausePage, PAUSE_PAGE } from "../../api/pauses.js";
 import type { Scheduler } from "../../api/scheduler.js";
 import { PAUSE_STATES, PauseNotFoundError } from "../../core/pause.js";
 import { readQuery } from "../../core/query-params.js";
@@ -8,11 +8,8 @@ import { readQuery } from "../../core/query-params.js";
 const LIST_PARAMS = {
   state: { kind: "list", of: PAUSE_STATES },
   cursor: { kind: "text", max: 64 },
-  limit: { kind: "int", min: 1, max: 1000 },
+  limit: { kind: "int", min: 1, max: PAUSE_PAGE.max },
 } as const;
-
-/** Pauses a page lists when `limit` is not given. */
-const DEFAULT_PAGE = 100;
 
 type IdRequest = { Params: { id: string } };
 
@@ -40,7 +37,7 @@ export function pauseRoutes(
     const q = readQuery(request.query, LIST_PARAMS);
     const page = await listPausePage((opts) => s.listPauses(opts), {
       tenant: request.tenant,
-      limit: q.limit ?? DEFAULT_PAGE,
+      limit: q.limit ?? PAUSE_PAGE.default,
       ...(q.state ? { states: q.state } : {}),
       ...(q.cursor === undefined ? {} : { after: q.cursor }),
     });

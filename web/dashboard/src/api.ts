@@ -104,6 +104,7 @@ export type PauseScope = Pause["scope"];
 
 export interface PausesPage {
   pauses: Pause[];
+  nextCursor: string | null;
 }
 
 /** The service's error body: `{ error: { code, field, expected, received, message }, job? }`. */

@@ -1,4 +1,4 @@
-import { ApiError, call, type Pause, type PauseScope, type PausesPage } from "../api.js";
+import { ApiError, call, query, type Pause, type PauseScope, type PausesPage } from "../api.js";
 import { badge, fill, focusHeading, h, num, time } from "../dom.js";
 import type { Page } from "./context.js";
 import { field } from "./operation-form.js";
@@ -39,10 +39,11 @@ function explain(e: unknown): string {
  * resumed, with what their overdue jobs do then. The form asks to confirm in words before it
  * pauses, as the bulk page does; each active pause has a Resume button. The list is read again
  * while a pause is finding its jobs or giving them back. `#/pauses?id=<id>` marks one (the job
- * page links a held job's pause here).
+ * page links a held job's pause here). A page shows 100 pauses; `cursor` turns to the next.
  */
 export const pausesPage: Page = (ctx) => {
   const marked = ctx.params.get("id");
+  const cursor = ctx.params.get("cursor");
   const outcome = h("p", {
     class: "outcome",
     id: "outcome",
@@ -61,9 +62,9 @@ export const pausesPage: Page = (ctx) => {
   async function load(): Promise<void> {
     clearTimeout(timer);
     try {
-      const page = await call<PausesPage>("v1/dashboard/pauses");
+      const page = await call<PausesPage>(`v1/dashboard/pauses${query({ cursor })}`);
       if (stopped) return;
-      draw(page.pauses);
+      draw(page);
       if (page.pauses.some(settling)) timer = setTimeout(() => void load(), POLL_MS);
     } catch (e) {
       if (!stopped) fill(list, h("p", { class: "error", role: "alert" }, explain(e)));
@@ -126,8 +127,9 @@ export const pausesPage: Page = (ctx) => {
     await load();
   }
 
-  function draw(pauses: Pause[]): void {
-    if (pauses.length === 0) {
+  function draw(page: PausesPage): void {
+    const pauses = page.pauses;
+    if (pauses.length === 0 && cursor === null) {
       fill(list, h("p", { class: "muted" }, "No pauses: every job fires when due."));
       return;
     }
@@ -139,7 +141,19 @@ export const pausesPage: Page = (ctx) => {
       h("thead", {}, h("tr", {}, ...cols.map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, ...pauses.map(row)),
     );
-    fill(list, h("div", { class: "table-wrap" }, table));
+    const nav = h("nav", { class: "pager", "aria-label": "Pages" });
+    if (cursor !== null)
+      nav.append(h("a", { href: "#/pauses", class: "button quiet" }, "First page"));
+    if (page.nextCursor) {
+      nav.append(
+        h(
+          "a",
+          { href: `#/pauses${query({ cursor: page.nextCursor })}`, class: "button" },
+          "Next page",
+        ),
+      );
+    }
+    fill(list, h("div", { class: "table-wrap" }, table), nav.childElementCount > 0 ? nav : null);
     if (marked) list.querySelector('tr[aria-current="true"]')?.scrollIntoView({ block: "nearest" });
   }
 
