@@ -152,6 +152,42 @@ describe("SQLite checkpointer", () => {
     expect(holds[1]!.start - holds[0]!.end).toBeGreaterThanOrEqual(2 * maxHoldMs);
   });
 
+  it("a bounded wait for a drain ends before the drain does, so a stopping writer is not held", async () => {
+    const { path, db, batch } = bulkWriter("bounded.db");
+    // a reader on an early snapshot keeps the drain from succeeding: the hold lasts its
+    // whole maxHoldMs (60 s here), far past the bounded waits below
+    const reader = new Database(path);
+    const open = reader.prepare("SELECT x FROM t").iterate();
+    open.next();
+    const checkpointer = new Checkpointer(path, {
+      intervalMs: 10,
+      restartFrames: 256,
+      maxHoldMs: 60_000,
+    });
+    let bounded = 0;
+    try {
+      const deadline = performance.now() + 20_000;
+      while (bounded < 3 && performance.now() < deadline) {
+        const wait = checkpointer.walHold(20);
+        if (wait === null) batch();
+        else {
+          await wait;
+          // the bounded wait is over and the hold it waited for is still in force
+          expect(checkpointer.walHold()).not.toBeNull();
+          bounded++;
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      open.return?.();
+      reader.close();
+      await checkpointer.stop();
+      db.close();
+    }
+    expect(bounded).toBe(3);
+    expect(checkpointer.walHold()).toBeNull(); // stop ends the hold
+  });
+
   it("stops at once when its worker has already died", async () => {
     const warnings: string[] = [];
     const onWarning = (w: Error) => warnings.push(w.message);

@@ -99,11 +99,19 @@ export class Checkpointer {
 
   /**
    * While the worker drains a large WAL: a promise that resolves when it is done (at most
-   * maxHoldMs, twice that if the worker never answers). Writers of bulk work wait for it
-   * before their next transaction; null when there is nothing to wait for.
+   * maxHoldMs, twice that if the worker never answers), or after `atMostMs` when given,
+   * whichever comes first. Writers of bulk work wait for it before their next transaction;
+   * null when there is nothing to wait for.
    */
-  walHold(): Promise<void> | null {
-    return this.hold?.promise ?? null;
+  walHold(atMostMs?: number): Promise<void> | null {
+    const hold = this.hold?.promise;
+    if (hold === undefined) return null;
+    if (atMostMs === undefined) return hold;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const elapsed = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, atMostMs);
+    });
+    return Promise.race([hold, elapsed]).finally(() => clearTimeout(timer));
   }
 
   private startHold(): void {

@@ -63,6 +63,9 @@ import {
 import { rowToSchedule, type ScheduleRow } from "../../store/schedule-row.js";
 import { RAW_JOB_STATEMENTS, SQL } from "./statements.js";
 
+/** Longest an operation batch waits for a WAL drain in one call (operationStep), in ms. */
+const HOLD_WAIT_MS = 50;
+
 /** Free bytes beside the file that storageProbe takes as "space is back": 1 MiB. */
 const STORAGE_PROBE_MIN_FREE = 1 << 20;
 /**
@@ -421,8 +424,9 @@ export class SqliteStore implements Store {
   }): Promise<OperationStepResult | null> {
     // A bulk batch writes hundreds of WAL pages; while the checkpointer drains a large WAL
     // (checkpointer.ts) the batch waits, off the event loop, and comes back having done
-    // nothing (scanned 0: the runner keeps its cost estimate and calls again).
-    const hold = this.checkpointer?.walHold();
+    // nothing (scanned 0: the runner keeps its cost estimate and calls again). It waits at
+    // most HOLD_WAIT_MS a call, so a runner being stopped is not kept for a whole hold.
+    const hold = this.checkpointer?.walHold(HOLD_WAIT_MS);
     if (hold) {
       await hold;
       const operation = getOperation(this.ctx, params.id);
