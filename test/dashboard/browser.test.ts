@@ -506,6 +506,33 @@ describe("dashboard in a browser", () => {
     await phone.context().close();
   });
 
+  it("pages the pauses list: a full page, Next page to the rest, First page back", async () => {
+    const s = d.scheduler;
+    const made: string[] = [];
+    for (let i = 0; i < 102; i++) {
+      const p = await s.pause({ scope: { tag: `page-${i}` } }, { tenant: "globex" });
+      await s.resume(p.id, { tenant: "globex" });
+      await s.runPauseWork();
+      made.push(p.id);
+    }
+    const page = await open();
+    await signIn(page, "key-globex", "#/pauses");
+    const rows = page.locator("#pauses-table tbody tr");
+    await page.locator(`#pauses-table tr[data-id="${made[0]}"]`).waitFor();
+    expect(await rows.count()).toBe(100);
+    expect(await page.getByRole("link", { name: "First page" }).count()).toBe(0);
+    await page.getByRole("link", { name: "Next page" }).click();
+    await page.locator(`#pauses-table tr[data-id="${made[101]}"]`).waitFor();
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-id")))).toEqual(
+      made.slice(100),
+    );
+    expect(await page.getByRole("link", { name: "Next page" }).count()).toBe(0);
+    await page.getByRole("link", { name: "First page" }).click();
+    await page.locator(`#pauses-table tr[data-id="${made[0]}"]`).waitFor();
+    expect(await rows.count()).toBe(100);
+    await page.context().close();
+  });
+
   // Last: its series add pending occurrences that the counts above do not expect.
   it("shows the schedules page and pauses and resumes a series with the version check", async () => {
     const s = d.scheduler;

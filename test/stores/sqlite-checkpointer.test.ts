@@ -45,6 +45,20 @@ function bulkWriter(name: string) {
   return { path, db, batch };
 }
 
+/**
+ * Another connection holding a read open on an early snapshot: no checkpoint pass can copy
+ * past it, so no drain succeeds while it stays. Returns its close.
+ */
+function snapshotReader(path: string): () => void {
+  const reader = new Database(path);
+  const open = reader.prepare("SELECT x FROM t").iterate();
+  open.next();
+  return () => {
+    open.return?.();
+    reader.close();
+  };
+}
+
 describe("SQLite checkpointer", () => {
   it("starts the WAL over again and again under sustained writes, instead of growing it", async () => {
     const path = join(dir.path, "busy.db");
@@ -120,11 +134,7 @@ describe("SQLite checkpointer", () => {
 
   it("after a drain a reader defeats, leaves the bulk writers alone for four hold lengths", async () => {
     const { path, db, batch } = bulkWriter("reader.db");
-    // another connection holds a read open on an early snapshot: no pass can copy past it,
-    // so no drain can succeed while it stays
-    const reader = new Database(path);
-    const open = reader.prepare("SELECT x FROM t").iterate();
-    open.next();
+    const closeReader = snapshotReader(path);
     const maxHoldMs = 50;
     const checkpointer = new Checkpointer(path, { intervalMs: 10, restartFrames: 256, maxHoldMs });
     const holds: { start: number; end: number }[] = [];
@@ -141,8 +151,7 @@ describe("SQLite checkpointer", () => {
         await new Promise((r) => setImmediate(r));
       }
     } finally {
-      open.return?.();
-      reader.close();
+      closeReader();
       await checkpointer.stop();
       db.close();
     }
@@ -154,11 +163,9 @@ describe("SQLite checkpointer", () => {
 
   it("a bounded wait for a drain ends before the drain does, so a stopping writer is not held", async () => {
     const { path, db, batch } = bulkWriter("bounded.db");
-    // a reader on an early snapshot keeps the drain from succeeding: the hold lasts its
-    // whole maxHoldMs (60 s here), far past the bounded waits below
-    const reader = new Database(path);
-    const open = reader.prepare("SELECT x FROM t").iterate();
-    open.next();
+    // the reader keeps the drain from succeeding: the hold lasts its whole maxHoldMs (60 s
+    // here), far past the bounded waits below
+    const closeReader = snapshotReader(path);
     const checkpointer = new Checkpointer(path, {
       intervalMs: 10,
       restartFrames: 256,
@@ -179,8 +186,7 @@ describe("SQLite checkpointer", () => {
         await new Promise((r) => setImmediate(r));
       }
     } finally {
-      open.return?.();
-      reader.close();
+      closeReader();
       await checkpointer.stop();
       db.close();
     }

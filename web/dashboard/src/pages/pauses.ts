@@ -1,6 +1,7 @@
 import { ApiError, call, query, type Pause, type PauseScope, type PausesPage } from "../api.js";
 import { badge, fill, focusHeading, h, num, time } from "../dom.js";
 import type { Page } from "./context.js";
+import { cursorPager } from "./pager.js";
 import { field } from "./operation-form.js";
 
 /** How often the list is read again while a pause is still holding or giving jobs back, in ms. */
@@ -141,19 +142,11 @@ export const pausesPage: Page = (ctx) => {
       h("thead", {}, h("tr", {}, ...cols.map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, ...pauses.map(row)),
     );
-    const nav = h("nav", { class: "pager", "aria-label": "Pages" });
-    if (cursor !== null)
-      nav.append(h("a", { href: "#/pauses", class: "button quiet" }, "First page"));
-    if (page.nextCursor) {
-      nav.append(
-        h(
-          "a",
-          { href: `#/pauses${query({ cursor: page.nextCursor })}`, class: "button" },
-          "Next page",
-        ),
-      );
-    }
-    fill(list, h("div", { class: "table-wrap" }, table), nav.childElementCount > 0 ? nav : null);
+    fill(
+      list,
+      h("div", { class: "table-wrap" }, table),
+      cursorPager("#/pauses", cursor, page.nextCursor),
+    );
     if (marked) list.querySelector('tr[aria-current="true"]')?.scrollIntoView({ block: "nearest" });
   }
 

@@ -1,6 +1,7 @@
 import { ApiError, call, query, type Schedule, type SchedulesPage } from "../api.js";
 import { badge, fill, focusHeading, h } from "../dom.js";
 import type { Page } from "./context.js";
+import { cursorPager } from "./pager.js";
 
 type ChangeAnswer = { outcome: string; schedule: Schedule };
 
@@ -107,22 +108,10 @@ export const schedulesPage: Page = (ctx) => {
       ),
       h("tbody", {}, ...page.schedules.map(row)),
     );
-    const nav = h("nav", { class: "pager", "aria-label": "Pages" });
-    if (cursor !== null)
-      nav.append(h("a", { href: "#/schedules", class: "button quiet" }, "First page"));
-    if (page.nextCursor) {
-      nav.append(
-        h(
-          "a",
-          { href: `#/schedules${query({ cursor: page.nextCursor })}`, class: "button" },
-          "Next page",
-        ),
-      );
-    }
     fill(
       result,
       page.schedules.length > 0 ? h("div", { class: "table-wrap" }, table) : null,
-      nav.childElementCount > 0 ? nav : null,
+      cursorPager("#/schedules", cursor, page.nextCursor),
     );
   }
 
