@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createIdGenerator } from "../../src/core/ids.js";
 import type { NewJob } from "../../src/core/job.js";
+import { bucketOf } from "../../src/core/buckets.js";
+import { COLS } from "../../src/stores/postgres/job-columns.js";
 import { operationStatements } from "../../src/stores/postgres/operation-statements.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
 import { freshSchema, usePostgresServer } from "../support/postgres-server.js";
@@ -34,7 +36,10 @@ const server = usePostgresServer();
 
 describe("postgres bulk batch plans", () => {
   let store: PostgresStore;
-  const tagged: { shard: number; id: string; dueAt: number }[] = [];
+  type Picked = { shard: number; id: string; dueAt: number };
+  const tagged: Picked[] = [];
+  /** 100 dead jobs (tag retry:me) beside 10,000 succeeded ones in jobs_history. */
+  const dead: Picked[] = [];
 
   beforeAll(async () => {
     store = await PostgresStore.open({ url: server.url, schema: freshSchema("opplan") });
@@ -60,18 +65,61 @@ describe("postgres bulk batch plans", () => {
     for (const r of await store.jobsInsert({ jobs: mine, now: NOW })) {
       tagged.push({ shard: r.job.shard, id: r.job.id, dueAt: r.job.dueAt });
     }
+    const retried = Array.from({ length: 100 }, (_, k) => job(70_000 + k * 200, ["retry:me"]));
+    for (const r of await store.jobsInsert({ jobs: retried, now: NOW })) {
+      dead.push({ shard: r.job.shard, id: r.job.id, dueAt: r.job.dueAt });
+    }
+    for (let b = 0; b < 5; b++) {
+      const jobs = Array.from({ length: 2000 }, (_, k) => job(100_000 + b * 2000 + k, ["done"]));
+      await store.jobsInsert({ jobs, now: NOW });
+    }
+    // Finished rows as a settlement writes them (the statement triggers keep the counters):
+    // the retry jobs dead, 10,000 others succeeded.
+    const s = `"${store.schema}"`;
+    await store.connection.query(
+      `WITH d AS (
+         DELETE FROM ${s}.jobs_live WHERE tags LIKE '%retry:me%' OR tags LIKE '%"done"%'
+         RETURNING *
+       )
+       INSERT INTO ${s}.jobs_history (${COLS}, status, finished_at)
+       SELECT ${COLS}, CASE WHEN tags LIKE '%retry:me%' THEN 'dead' ELSE 'succeeded' END, $1
+       FROM d`,
+      [NOW],
+    );
     await store.connection.query(`ANALYZE`);
   });
   afterAll(async () => {
     await store.close();
   });
 
-  async function plan(kind: "cancel" | "erase"): Promise<PlanNode[]> {
+  type Kind = "cancel" | "erase" | "reschedule" | "retryKeysTake" | "retry";
+  /** Each statement's arguments as operations.ts act passes them. */
+  function argsOf(kind: Kind): unknown[] {
+    const batch = kind === "retry" || kind === "retryKeysTake" ? dead : tagged;
+    const shards = batch.map((t) => t.shard);
+    const ids = batch.map((t) => t.id);
+    const read = batch.map((t) => t.dueAt);
+    const due = NOW + 2 * DAY;
+    switch (kind) {
+      case "cancel":
+        return [shards, ids, "acme", NOW, read];
+      case "erase":
+        return [shards, ids, "acme", read];
+      case "reschedule": {
+        const moved = read.map((d) => d + DAY);
+        const buckets = moved.map((d) => bucketOf(d, store.bucketWidthMs));
+        return [shards, ids, moved, buckets, "acme", NOW, read];
+      }
+      case "retryKeysTake":
+        return [shards, ids, "acme"];
+      case "retry":
+        return [shards, ids, "acme", due, bucketOf(due, store.bucketWidthMs), NOW];
+    }
+  }
+
+  async function plan(kind: Kind): Promise<PlanNode[]> {
     const sql = operationStatements(store.schema);
-    const shards = tagged.map((t) => t.shard);
-    const ids = tagged.map((t) => t.id);
-    const dues = tagged.map((t) => t.dueAt);
-    const args = kind === "erase" ? [shards, ids, "acme", dues] : [shards, ids, "acme", NOW, dues];
+    const args = argsOf(kind);
     const c = await store.connection.connect();
     try {
       await c.query("BEGIN");
@@ -95,8 +143,8 @@ describe("postgres bulk batch plans", () => {
       }))
       .filter((p) => p.read > 0);
 
-  it.each(["erase", "cancel"] as const)(
-    "%s of 100 tagged jobs among 20,000 reads no row by sequential scan",
+  it.each(["erase", "cancel", "reschedule", "retryKeysTake", "retry"] as const)(
+    "%s of 100 jobs among 20,000 reads no row by sequential scan",
     async (kind) => {
       // EXPLAIN ANALYZE runs the statement: what it deletes is rolled back with its transaction
       const nodes = await plan(kind);
@@ -119,6 +167,15 @@ describe("postgres bulk batch plans", () => {
       await c.query("BEGIN");
       const cancelled = await c.query<{ n: number }>(sql.cancel, [...args, NOW, dues]);
       expect(cancelled.rows[0]!.n).toBe(100);
+      await c.query("ROLLBACK");
+      await c.query("BEGIN");
+      const moved = await c.query<{ n: number }>(sql.reschedule, argsOf("reschedule"));
+      expect(moved.rows[0]!.n).toBe(100);
+      await c.query("ROLLBACK");
+      await c.query("BEGIN");
+      await c.query(sql.retryKeysTake, argsOf("retryKeysTake"));
+      const retried = await c.query<{ n: number }>(sql.retry, argsOf("retry"));
+      expect(retried.rows[0]!.n).toBe(100);
     } finally {
       await c.query("ROLLBACK");
       c.release();

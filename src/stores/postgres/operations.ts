@@ -198,7 +198,7 @@ async function act(
   if (picked.length === 0) return 0;
   const shards = picked.map((r) => r.shard);
   const ids = picked.map((r) => r.id);
-  // where the batch read each job: the set forms reach a pending row by its primary key
+  // where the batch read each job: the set forms reach a pending row by one index probe
   const readDue = picked.map((r) => Number(r.due_at));
   const n = async (sql: string, args: unknown[]) =>
     (await c.query<{ n: number }>(sql, args)).rows[0]?.n ?? 0;
@@ -220,6 +220,7 @@ async function act(
         dues.map((due) => bucketOf(due, d.bucketWidthMs)),
         op.tenant,
         now,
+        moved.map((m) => Number(m.r.due_at)),
       ]);
     }
     case "retry": {
