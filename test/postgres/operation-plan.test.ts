@@ -72,6 +72,9 @@ describe("postgres bulk batch plans", () => {
     for (let b = 0; b < 5; b++) {
       const jobs = Array.from({ length: 2000 }, (_, k) => job(100_000 + b * 2000 + k, ["done"]));
       await store.jobsInsert({ jobs, now: NOW });
+      // pending, held by a pause in one case only (tag "hold")
+      const held = Array.from({ length: 2000 }, (_, k) => job(200_000 + b * 2000 + k, ["hold"]));
+      await store.jobsInsert({ jobs: held, now: NOW });
     }
     // Finished rows as a settlement writes them (the statement triggers keep the counters):
     // the retry jobs dead, 10,000 others succeeded.
@@ -144,7 +147,7 @@ describe("postgres bulk batch plans", () => {
       .filter((p) => p.read > 0);
 
   it.each(["erase", "cancel", "reschedule", "retryKeysTake", "retry"] as const)(
-    "%s of 100 jobs among 20,000 reads no row by sequential scan",
+    "%s of 100 jobs among 30,000 reads no row by sequential scan",
     async (kind) => {
       // EXPLAIN ANALYZE runs the statement: what it deletes is rolled back with its transaction
       const nodes = await plan(kind);
@@ -153,6 +156,44 @@ describe("postgres bulk batch plans", () => {
       expect(probes.length).toBeGreaterThan(0);
     },
   );
+
+  it("reschedule of 100 held jobs among 10,100 held reads no row by sequential scan", async () => {
+    const s = `"${store.schema}"`;
+    const c = await store.connection.connect();
+    try {
+      await c.query("BEGIN");
+      // held as a pause's pass holds them (pauses.ts): the tagged jobs and the 10,000 "hold"
+      await c.query(
+        `INSERT INTO ${s}.pauses (id, tenant, scope_kind, scope_value, on_resume, state,
+           paused_at, held, hold_due, hold_id, hold_done)
+         VALUES ('p1', 'acme', 'tenant', 'acme', 'keep', 'active', $1, 10100, 0, '', true)`,
+        [NOW],
+      );
+      await c.query(
+        `WITH d AS (
+           DELETE FROM ${s}.jobs_live WHERE tags LIKE '%erase:me%' OR tags LIKE '%"hold"%'
+           RETURNING *
+         )
+         INSERT INTO ${s}.jobs_held (${COLS}, pause_id) SELECT ${COLS}, 'p1' FROM d`,
+      );
+      await c.query(`ANALYZE ${s}.jobs_held`);
+      await c.query(`ANALYZE ${s}.jobs_live`);
+      const { rows } = await c.query<{ "QUERY PLAN": { Plan: PlanNode }[] }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${operationStatements(store.schema).reschedule}`,
+        argsOf("reschedule"),
+      );
+      const nodes = walk(rows[0]!["QUERY PLAN"][0]!.Plan);
+      expect(readBySeqScan(nodes)).toEqual([]);
+      const held = await c.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${s}.jobs_held WHERE tags LIKE '%erase:me%' AND due_at > $1`,
+        [NOW + 11 * DAY],
+      );
+      expect(held.rows[0]!.n).toBeGreaterThan(0);
+    } finally {
+      await c.query("ROLLBACK");
+      c.release();
+    }
+  });
 
   it("the statements act on every job of the batch", async () => {
     const sql = operationStatements(store.schema);
