@@ -18,7 +18,8 @@ import {
  * schema: `eraseBacklog` pending jobs (bulk-loaded, due 1 to 31 days ahead), then
  * `eraseJobs` jobs of each of the tags `cancel:me`, `erase:me` and `reschedule:me`
  * (scheduleMany, each with a second tag, a third of them keyed, spread over the same 30
- * days) and as many of `retry:me`, due at once, claimed and settled dead (jobs_history). A
+ * days) and as many of `retry:me`, due at once, claimed and settled dead (jobs_history,
+ * beside `eraseBacklog` / 10 finished jobs loaded into the same history partition). A
  * Scheduler that is not started runs `startOperation` + `runOperation` (batches of
  * operationBatchSize, default 2,000) for each tag: a cancel, an erase (which meets its jobs
  * in jobs_live), a reschedule shifting each job by an hour, a retry of the dead jobs back to
@@ -38,6 +39,7 @@ export async function pgBulkErase(sizes: PgSizes): Promise<BenchResult> {
     }
     await scheduleTagged(scheduler, "retry:me", sizes, now - 1000, 0);
     await settleDead(store, now, sizes.eraseJobs);
+    await loadHistory(store, sizes.eraseBacklog / 10, now);
     await store.connection.query("VACUUM ANALYZE");
     const runs: Run[] = [];
     runs.push(await timed(scheduler, store, "cancel", "cancel:me", {}));
@@ -105,6 +107,23 @@ async function settleDead(store: PostgresStore, now: number, expected: number): 
     dead += jobs.length;
   }
   if (dead !== expected) throw new Error(`bulk-erase: ${dead} jobs dead, not ${expected}`);
+}
+
+/**
+ * `count` succeeded jobs of other tenants' in jobs_history, finished at `now` as the dead
+ * ones were (their partition), server-side: the history a retry's batch meets.
+ */
+async function loadHistory(store: PostgresStore, count: number, now: number): Promise<void> {
+  note(`bulk-erase: loading ${count.toLocaleString("en-US")} finished jobs`);
+  const s = `"${store.schema}"`;
+  await store.connection.query(
+    `INSERT INTO ${s}.jobs_history (shard, id, tenant, key, due_at, bucket, payload, target,
+       target_options, max_attempts, expire_after_ms, created_at, updated_at, status, finished_at)
+     SELECT (g % $2)::int, 'H' || lpad(g::text, 25, '0'), 'default', NULL, $1::bigint,
+       $1::bigint - ($1::bigint % $3::bigint), '{}', 'noop', NULL, 3, NULL, $1, $1, 'succeeded', $1
+     FROM generate_series(1, $4::bigint) AS g`,
+    [now, store.shardCount, store.bucketWidthMs, count],
+  );
 }
 
 interface Run {
@@ -175,7 +194,7 @@ function report(sizes: PgSizes, runs: readonly Run[]): BenchResult {
         )
         .join(", ")}`,
       "checked after: no tag entry or key of the erased jobs left; each operation changed every job of its tag",
-      "reschedule shifts each job by 1 h; retry sets the dead jobs due a day ahead",
+      `reschedule shifts each job by 1 h; retry sets the dead jobs due a day ahead, beside ${(sizes.eraseBacklog / 10).toLocaleString("en-US")} finished jobs in their history partition`,
     ],
   };
 }
