@@ -5,7 +5,8 @@ import { tagsColumn } from "../../core/tags.js";
 import { callbacksColumn } from "../../core/callbacks.js";
 import type { SqliteContext } from "./context.js";
 import { tagsAdd, tagsDrop } from "./tags.js";
-import { pauseCovering } from "../../core/pause.js";
+import { pauseCovering, type Pause } from "../../core/pause.js";
+import { INSERT_BATCH_ROWS, jobInsertRows } from "./insert-statements.js";
 import { activePauses, holdJobs } from "./held.js";
 import { CounterDeltas, rowSeq, rowToJob, type JobTuple } from "./rows.js";
 
@@ -15,7 +16,8 @@ import { CounterDeltas, rowSeq, rowToJob, type JobTuple } from "./rows.js";
  * held by an earlier job of the same call returns that job; a key whose holder has finished
  * passes to the new job. Each job is placed here, in the bucket of its due time and the shard of its
  * id; jobs whose bucket is staged (or being staged) go straight into the hot index too. A
- * job an active pause covers is stored held (pauses.ts): out of the hot index.
+ * job an active pause covers is stored held (pauses.ts): out of the hot index. The new rows
+ * are written together once every key is answered (writeRows), then what needs their seqs.
  */
 export function insertJobs(
   ctx: SqliteContext,
@@ -23,14 +25,10 @@ export function insertJobs(
   now: number,
 ): InsertResult[] {
   const deltas = new CounterDeltas();
-  const staged = new Map<number, boolean>();
   const byKey = new Map<string, Job>();
   const results: InsertResult[] = [];
   const pauses = activePauses(ctx);
-  const toHold = new Map<
-    string,
-    { seq: number; id: string; tenant: string; dueAt: number; attempts: number }[]
-  >();
+  const fresh: FreshRow[] = [];
   for (const j of jobs) {
     if (j.key !== null) {
       const k = `${j.tenant}\u0000${j.key}`;
@@ -49,37 +47,8 @@ export function insertJobs(
     }
     const bucket = ctx.bucketOf(j.dueAt);
     const shard = shardOf(j.id, ctx.shardCount);
-    const info = ctx.s.jobInsert.run(
-      j.id,
-      j.tenant,
-      j.key,
-      j.dueAt,
-      bucket,
-      shard,
-      j.payloadJson ?? JSON.stringify(j.payload),
-      j.target,
-      j.targetOptions === null ? null : JSON.stringify(j.targetOptions),
-      j.maxAttempts,
-      j.expireAfterMs,
-      now,
-      now,
-      j.traceContext ?? null,
-      j.scheduleId ?? null,
-      j.nominal ?? null,
-      tagsColumn(j.tags),
-      callbacksColumn(j.callbacks),
-      j.callbackOf ?? null,
-    );
-    const seq = Number(info.lastInsertRowid);
-    tagsAdd(ctx.s, j, seq);
-    if (j.key !== null) ctx.s.liveKeySet.run(j.tenant, j.key, seq);
-    let isStaged = staged.get(bucket);
-    if (isStaged === undefined) {
-      isStaged = ctx.isStaged(bucket);
-      staged.set(bucket, isStaged);
-    }
     const pause = pauses.length > 0 ? pauseCovering(pauses, j) : undefined;
-    if (isStaged && !pause) ctx.s.hotInsert.run(j.dueAt, seq, j.tenant);
+    fresh.push({ j, bucket, shard, pause });
     deltas.pending(bucket, j.tenant, 1);
     deltas.status(j.tenant, "pending", 1);
     const created = newPendingJob(j, bucket, shard, now);
@@ -95,16 +64,98 @@ export function insertJobs(
       },
       now,
     );
-    if (pause) {
-      const held = { seq, id: j.id, tenant: j.tenant, dueAt: j.dueAt, attempts: 0 };
-      toHold.set(pause.id, [...(toHold.get(pause.id) ?? []), held]);
-    }
     if (j.key !== null) byKey.set(`${j.tenant}\u0000${j.key}`, job);
     results.push({ job, created: true, outcome: "created" });
   }
-  holdJobs(ctx, toHold, now);
+  placeRows(ctx, fresh, writeRows(ctx, fresh, now), now);
   ctx.flush(deltas);
   return results;
+}
+
+/** A new job's row as insertJobs writes it: its bucket, shard and covering pause. */
+interface FreshRow {
+  readonly j: NewJob;
+  readonly bucket: number;
+  readonly shard: number;
+  readonly pause: Pause | undefined;
+}
+
+/**
+ * Inserts the rows, up to INSERT_BATCH_ROWS to a statement (jobInsertRows); returns their
+ * seqs in order.
+ */
+function writeRows(ctx: SqliteContext, rows: readonly FreshRow[], now: number): number[] {
+  const seqs: number[] = [];
+  for (let i = 0; i < rows.length; i += INSERT_BATCH_ROWS) {
+    const n = Math.min(INSERT_BATCH_ROWS, rows.length - i);
+    const params: unknown[] = [];
+    for (let k = i; k < i + n; k++) pushRowParams(params, rows[k]!, now);
+    const statement = n === 1 ? ctx.s.jobInsert : jobInsertRows(ctx.db, n);
+    const last = Number(statement.run(...params).lastInsertRowid);
+    for (let k = n - 1; k >= 0; k--) seqs.push(last - k);
+  }
+  return seqs;
+}
+
+/** One row's 19 values, in the insert statements' column order (insert-statements.ts). */
+function pushRowParams(params: unknown[], r: FreshRow, now: number): void {
+  const j = r.j;
+  params.push(
+    j.id,
+    j.tenant,
+    j.key,
+    j.dueAt,
+    r.bucket,
+    r.shard,
+    j.payloadJson ?? JSON.stringify(j.payload),
+    j.target,
+    j.targetOptions === null ? null : JSON.stringify(j.targetOptions),
+    j.maxAttempts,
+    j.expireAfterMs,
+    now,
+    now,
+    j.traceContext ?? null,
+    j.scheduleId ?? null,
+    j.nominal ?? null,
+    tagsColumn(j.tags),
+    callbacksColumn(j.callbacks),
+    j.callbackOf ?? null,
+  );
+}
+
+/**
+ * What needs a new row's seq: its tag entries and live key, its hot index entry when its
+ * bucket is staged, or its hold when a pause covers it.
+ */
+function placeRows(
+  ctx: SqliteContext,
+  rows: readonly FreshRow[],
+  seqs: readonly number[],
+  now: number,
+): void {
+  const staged = new Map<number, boolean>();
+  const toHold = new Map<
+    string,
+    { seq: number; id: string; tenant: string; dueAt: number; attempts: number }[]
+  >();
+  for (let i = 0; i < rows.length; i++) {
+    const { j, bucket, pause } = rows[i]!;
+    const seq = seqs[i]!;
+    tagsAdd(ctx.s, j, seq);
+    if (j.key !== null) ctx.s.liveKeySet.run(j.tenant, j.key, seq);
+    if (pause) {
+      const held = { seq, id: j.id, tenant: j.tenant, dueAt: j.dueAt, attempts: 0 };
+      toHold.set(pause.id, [...(toHold.get(pause.id) ?? []), held]);
+      continue;
+    }
+    let isStaged = staged.get(bucket);
+    if (isStaged === undefined) {
+      isStaged = ctx.isStaged(bucket);
+      staged.set(bucket, isStaged);
+    }
+    if (isStaged) ctx.s.hotInsert.run(j.dueAt, seq, j.tenant);
+  }
+  holdJobs(ctx, toHold, now);
 }
 
 /**

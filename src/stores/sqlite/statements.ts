@@ -10,6 +10,7 @@
 import type Database from "better-sqlite3";
 import { JOB_COLUMN_NAMES } from "./rows.js";
 import { JOB_COLUMNS, JOB_EXPRESSIONS, JOB_SELECT, TAG_PAGE_FROM } from "./job-sql.js";
+import { INSERT_SQL } from "./insert-statements.js";
 import { OPERATION_SQL } from "./operation-statements.js";
 import { PAUSE_SQL } from "./pause-statements.js";
 import { SERIES_SQL } from "./series-statements.js";
@@ -66,15 +67,6 @@ export const SQL = {
   changesDeleteThrough: `DELETE FROM changes WHERE seq <= ?`,
   metaSet: `INSERT INTO meta (name, value) VALUES (?, ?)
     ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
-
-  /**
-   * Appends: seq is the next rowid; id is a monotonic ULID so its unique index appends too.
-   * Positional parameters: binding is measurably cheaper than named ones on the bulk path.
-   */
-  jobInsert: `INSERT INTO jobs (id, tenant, key, due_at, bucket, shard, payload, target,
-      target_options, max_attempts, expire_after_ms, created_at, updated_at, trace_context,
-      schedule_id, nominal, tags, callbacks, callback_of)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 
   /** live_keys primary key, then the holder's row: live while it has no outcome. */
   jobByLiveKey: `${JOB_SELECT}
@@ -377,6 +369,7 @@ export const SQL = {
     WHERE t.tenant = @tenant AND t.tag = @tag AND j.due_at >= @from AND j.due_at < @to
       AND (@statuses IS NULL OR ${JOB_EXPRESSIONS.status} IN (SELECT value FROM json_each(@statuses)))`,
 
+  ...INSERT_SQL,
   ...SERIES_SQL,
   ...OPERATION_SQL,
 
