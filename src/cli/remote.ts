@@ -46,6 +46,21 @@ export function remoteOf(cmd: Command): Remote | null {
 }
 
 /**
+ * Refuses --url (or DUETIME_URL) for a command that works on the local database only, so it
+ * never acts on ./duetime.db (or --db) while the user meant the server named.
+ */
+export function requireLocal(cmd: Command, what: string): void {
+  const url = cmd.optsWithGlobals<RemoteOptions>().url ?? (process.env.DUETIME_URL || undefined);
+  if (url !== undefined) {
+    throw new InvalidJobError(
+      "--url",
+      `a local database (${what} of one job does not talk to a server yet; with a filter it does)`,
+      url,
+    );
+  }
+}
+
+/**
  * The server to talk to (as remoteOf), for a command that takes --tenant: with --url the API
  * key decides the tenant, so a --tenant is refused by name.
  */

@@ -167,6 +167,32 @@ describe("the CLI as a client of duetime serve", () => {
     });
   });
 
+  it("refuses --url for one job's reschedule and retry instead of acting on the local database", async () => {
+    // Before, both ignored --url and opened ./duetime.db (or --db): a job added over --url was
+    // "not-found" there, or worse, a local job of the same id or key was moved.
+    const env = { DUETIME_URL: url, DUETIME_KEY: key };
+    const add = await cli(
+      ["add", "in 1 hour", "--target", rx.url, "--key", "k-local", "--json"],
+      env,
+    );
+    expect(add.code, add.stderr).toBe(0);
+    const id = (JSON.parse(add.stdout) as { job: { id: string; version: number } }).job.id;
+    const runs = await Promise.all([
+      cli(["reschedule", "--key", "k-local", "in 2 hours", "--db", db], env),
+      cli(["reschedule", id, "in 2 hours", "--url", url, "--api-key", key, "--db", db]),
+      cli(["retry", id, "--db", db], env),
+    ]);
+    for (const [i, verb] of (["reschedule", "reschedule", "retry"] as const).entries()) {
+      expect(runs[i]!.code, runs[i]!.stderr).toBe(2);
+      expect(runs[i]!.stderr).toContain(
+        `error: --url: expected a local database (${verb} of one job does not talk to a server yet; with a filter it does), received "${url}"`,
+      );
+    }
+    const show = await cli(["show", id, "--json"], env);
+    expect(JSON.parse(show.stdout).version).toBe(1);
+    expect((await cli(["cancel", id], env)).code).toBe(0);
+  });
+
   it("add, show, list, cancel and stats over HTTP with the same exit codes", async () => {
     const remote = ["--url", url, "--api-key", key];
     const add = await cli([

@@ -9,6 +9,7 @@ import {
 } from "../context.js";
 import { addFilterOptions, requireOneSelection, type FilterFlags } from "../bulk-options.js";
 import { jobRefOf } from "../job-ref.js";
+import { requireLocal } from "../remote.js";
 import { reportMove } from "../outcomes.js";
 
 interface RescheduleOptions extends FilterFlags {
@@ -78,6 +79,7 @@ Examples:
               );
             }
           }
+          requireLocal(cmd, "reschedule");
           // with --key the one argument is the due time; without it, the id then the due time
           const ref = jobRefOf(o.key === undefined ? first : second, o.key);
           const when = o.key === undefined ? second : first;

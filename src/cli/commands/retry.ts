@@ -8,6 +8,7 @@ import {
   resolveTimeZone,
   withExistingScheduler,
 } from "../context.js";
+import { requireLocal } from "../remote.js";
 import { addFilterOptions, requireOneSelection, type FilterFlags } from "../bulk-options.js";
 import { reportMove } from "../outcomes.js";
 
@@ -42,6 +43,7 @@ export function registerRetry(program: Command): void {
         return runBulk(cmd, "retry", o);
       }
       if (id === undefined) throw new InvalidJobError("id", "a job id", id);
+      requireLocal(cmd, "retry");
       const timeZone = resolveTimeZone(o.tz);
       const expectedVersion = parseIntFlag(o.expectedVersion, "--expected-version", 0, 2 ** 52);
       // Scheduler.retry takes no time zone, so a natural-language --at is read here.
