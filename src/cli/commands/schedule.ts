@@ -110,7 +110,10 @@ function registerAdd(schedule: Command): void {
     .command("add")
     .description("create a recurring series")
     .option("--cron <expr>", 'a 5- or 6-field cron expression, e.g. "0 9 * * 1-5"')
-    .option("--rrule <rule>", 'an RFC 5545 RRULE, e.g. "FREQ=WEEKLY;BYDAY=MO;BYHOUR=9"')
+    .option(
+      "--rrule <rule>",
+      'an RFC 5545 RRULE, e.g. "FREQ=WEEKLY;BYDAY=MO;BYHOUR=9;BYMINUTE=0;BYSECOND=0" (without BYMINUTE and BYSECOND: those of --start, default now)',
+    )
     .option("--tz <iana>", "time zone the rule is read in (default: the system's)")
     .requiredOption("--target <handler>", "handler name (or webhook URL with --url) each fires")
     .option("--payload <json>", "JSON payload of each occurrence")
@@ -131,7 +134,7 @@ function registerAdd(schedule: Command): void {
       `
 Examples:
   duetime schedule add --cron "0 9 * * 1-5" --tz Europe/Paris --target standup
-  duetime schedule add --rrule "FREQ=MONTHLY;BYMONTHDAY=-1;BYHOUR=18" --tz America/New_York --target report
+  duetime schedule add --rrule "FREQ=MONTHLY;BYMONTHDAY=-1;BYHOUR=18;BYMINUTE=0;BYSECOND=0" --tz America/New_York --target report
   duetime schedule add --cron "30 2 * * *" --tz Europe/Paris --gap skip --target backup --count 30`,
     )
     .action(
