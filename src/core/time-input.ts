@@ -116,6 +116,8 @@ function readDueTime(value: unknown, opts: DueTimeTextOptions, field: string): n
   if (/^\d{4}-\d{2}-\d{2}/.test(text)) return readLocalIso(text, value, timeZone, field);
   const delay = parseDelay(text);
   if (delay !== null) return opts.now + delay;
+  // chrono reads "every monday at 9am" as the next Monday: one job where a series was meant.
+  if (RECURRING_WORDS.test(text)) throw new InvalidJobError(field, ONE_TIME_NOT_A_RULE, value);
   const parser = timeTextParser(opts.locale, opts.localeField ?? "locale");
   return readNaturalTime(parser, text, value, opts.now, timeZone, field);
 }
@@ -191,6 +193,10 @@ function readNaturalTime(
   );
 }
 
+/** A text that names a recurring rule, not one time ("every monday at 9am", "each day at 8"). */
+const RECURRING_WORDS = /^(?:every|each)\b/i;
+const ONE_TIME_NOT_A_RULE =
+  "one time, not a recurring rule (a series: scheduleRecurring, POST /v1/schedules, duetime schedule add)";
 const EXPECTED =
   'an ISO time with offset, epoch ms, a delay ("in 10 minutes") or a time such as "tomorrow 9am"';
 /** Date, or date and time to the millisecond, with no offset: a wall time. */

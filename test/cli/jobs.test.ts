@@ -200,6 +200,11 @@ describe("bad input", () => {
       /^error: when: expected .*received "in 2 bananas"/,
     ],
     [
+      "a recurring phrase (a series, not one job)",
+      ["add", "every monday at 9am", "--target", "t"],
+      /^error: when: expected one time, not a recurring rule \(a series: .*duetime schedule add\), received "every monday at 9am"/,
+    ],
+    [
       "an ISO date that does not exist",
       ["add", "2030-02-30T09:00", "--target", "t"],
       /^error: when: expected an ISO 8601 date and time .*received "2030-02-30T09:00"/,

@@ -79,6 +79,16 @@ describe("parseDueTime", () => {
     expect(() => parseDueTime({}, { now: NOW })).toThrow(/received an object/);
   });
 
+  it("refuses a recurring phrase instead of reading it as its next time", () => {
+    // chrono alone read "every monday at 9am" as the next Monday 09:00: one job, no series.
+    for (const text of ["every monday at 9am", "Each day at 8", "every 15 minutes"]) {
+      expect(() => parseDueTime(text, { now: NOW, field: "when" })).toThrow(
+        `when: expected one time, not a recurring rule (a series: scheduleRecurring, POST /v1/schedules, duetime schedule add), received ${JSON.stringify(text)}`,
+      );
+    }
+    expect(parseDueTime("next monday 9am", { now: NOW })).toBeGreaterThan(NOW);
+  });
+
   it("computes zone offsets", () => {
     expect(tzOffsetMinutes("Europe/Paris", Date.UTC(2026, 0, 1))).toBe(60);
     expect(tzOffsetMinutes("Europe/Paris", Date.UTC(2026, 6, 1))).toBe(120);
