@@ -8,6 +8,7 @@ import Fastify, {
 import type { Scheduler } from "../api/scheduler.js";
 import type { EventStreamOptions } from "../dashboard/events.js";
 import { Described, InvalidOptionError } from "../core/errors.js";
+import { MAX_KEY_LENGTH } from "../core/schedule-input.js";
 import { acceptJsonBodiesOnly } from "../http/json-bodies.js";
 import { clientErrorHandler, type ClientErrorLimits } from "../http/node-client-errors.js";
 import {
@@ -107,7 +108,9 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
       ),
     },
     ...(o.trustProxy && o.trustProxy.length > 0 ? { trustProxy: [...o.trustProxy] } : {}),
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // The longest path parameter is a job key (/v1/jobs/by-key/{key}, decoded length): at 200
+    // a valid key of 201 to 256 characters answered 414 by key.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_KEY_LENGTH },
     // Requests Node's parser rejects never reach fastify: answered here in the one shape.
     clientErrorHandler: clientErrorHandler(limits, RAW_ANSWER_HEADERS, (err, fault) =>
       o.logger?.debug({ err, status: fault.status }, "request rejected by the HTTP parser"),

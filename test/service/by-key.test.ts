@@ -99,6 +99,25 @@ describe("keyMode over HTTP", () => {
 });
 
 describe("/v1/jobs/by-key/{key}", () => {
+  it("reaches a key of the longest length (256 characters) and answers 414 only past it", async () => {
+    // The router's path-parameter bound was 200: a valid 256-character key answered 414.
+    const key = `user:42/${"k".repeat(248)}`;
+    const path = `/v1/jobs/by-key/${encodeURIComponent(key)}`;
+    const c = await t.api("POST", "/v1/jobs", { body: { delayMs: 60_000, target: TARGET, key } });
+    expect(c.status).toBe(201);
+    const got = await t.api("GET", path);
+    expect(got.status).toBe(200);
+    expect(got.body.job).toMatchObject({ id: c.body.job.id, key });
+    const moved = await t.api("POST", `${path}/reschedule`, { body: { delayMs: 120_000 } });
+    expect(moved.status).toBe(200);
+    expect(moved.body.outcome).toBe("rescheduled");
+    const cancelled = await t.api("POST", `${path}/cancel`);
+    expect(cancelled.body.outcome).toBe("cancelled");
+    const past = await t.api("GET", `/v1/jobs/by-key/${"k".repeat(257)}`);
+    expect(past.status).toBe(414);
+    expect(past.body.error).toMatchObject({ field: "path" });
+  });
+
   it("gets, reschedules with If-Match and cancels the key's live job", async () => {
     const key = "user:42/stand up";
     const path = `/v1/jobs/by-key/${encodeURIComponent(key)}`;
