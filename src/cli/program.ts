@@ -33,7 +33,7 @@ export function buildProgram(version: string): Command {
     .option("--granularity <g>", "bucket width of a new database: minute, hour or day")
     .option(
       "--url <url>",
-      "talk to a duetime server instead of a database (default: $DUETIME_URL); add, list, show, cancel, stats, schedule, pause, resume, pauses",
+      "talk to a duetime server instead of a database (default: $DUETIME_URL); add, list, show, cancel, stats, schedule, pause, resume, pauses, and reschedule, retry, erase with a filter",
     )
     .option("--api-key <key>", "API key for --url (default: $DUETIME_KEY)")
     .configureHelp({ showGlobalOptions: true })
