@@ -38,6 +38,8 @@ const FIELD_NAMES: Readonly<Record<string, string>> = {
   target: "--target",
   payload: "--payload",
   key: "--key",
+  keyMode: "--key-mode",
+  maxWaitMs: "--max-wait",
   tenant: "--tenant",
   maxAttempts: "--max-attempts",
   expireAfterMs: "--expire-after",

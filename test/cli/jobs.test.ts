@@ -200,6 +200,16 @@ describe("bad input", () => {
       /^error: when: expected .*received "in 2 bananas"/,
     ],
     [
+      "an unknown --key-mode, named as the flag",
+      ["add", "in 1 hour", "--target", "t", "--key", "k", "--key-mode", "bogus"],
+      /^error: --key-mode: expected one of keep, replace, debounce, received "bogus"/,
+    ],
+    [
+      "--max-wait without --key-mode debounce, named as the flags",
+      ["add", "in 1 hour", "--target", "t", "--key", "k", "--max-wait", "1000"],
+      /^error: --key-mode: expected debounce \(maxWaitMs bounds a debounce\)/,
+    ],
+    [
       "a recurring phrase (a series, not one job)",
       ["add", "every monday at 9am", "--target", "t"],
       /^error: when: expected one time, not a recurring rule \(a series: .*duetime schedule add\), received "every monday at 9am"/,
