@@ -99,7 +99,7 @@ describe("keys on the CLI", () => {
     ]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(
-      /keyMode: expected one of keep, replace, debounce, received "merge"/,
+      /--key-mode: expected one of keep, replace, debounce, received "merge"/,
     );
     const both = await cli(["cancel", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "--key", "k", "--db", ws.db]);
     expect(both.code).toBe(2);
