@@ -182,6 +182,18 @@ export function describeFeedContract(name: string, makeStore: () => Promise<Stor
       expect(new Set(all.map((x) => x.cursor)).size).toBe(all.length);
     });
 
+    it("records a write of many jobs in the order written, each with its own fields", async () => {
+      // 250: more than one statement's worth of rows where a store writes them in chunks
+      const jobs = Array.from({ length: 250 }, (_, i) =>
+        job({ dueAt: T0 + HOUR + ((i * 7919) % 1000), tenant: i % 3 === 0 ? "other" : "acme" }),
+      );
+      await insert(...jobs);
+      const changes = await readAll(undefined, 100);
+      expect(changes.map((c) => [c.id, c.tenant, c.kind, c.status, c.dueAt])).toEqual(
+        jobs.map((j) => [j.id, j.tenant, "scheduled", "pending", j.dueAt]),
+      );
+    });
+
     it("reads one tenant's changes in pages that resume from a cursor", async () => {
       const mine: Job[] = [];
       for (let i = 0; i < 7; i++) {

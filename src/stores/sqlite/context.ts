@@ -28,7 +28,7 @@ export class SqliteContext {
   ) {
     this.tx = db.transaction((fn: () => unknown) => {
       const out = fn();
-      this.changes.flush(this.s);
+      this.changes.flush(this.db);
       return out;
     });
   }
@@ -47,7 +47,7 @@ export class SqliteContext {
    * before goes in first, so the feed keeps the transaction's order.
    */
   recordJobs(c: { kind: ChangeKind; status: JobStatus }, seqs: string, at: number): void {
-    this.changes.flush(this.s);
+    this.changes.flush(this.db);
     this.s.changesInsertFromJobs.run({ kind: c.kind, status: c.status, seqs, at });
   }
 

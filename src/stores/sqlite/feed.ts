@@ -7,6 +7,8 @@ import {
 } from "../../core/change.js";
 import { ChangeCursorExpiredError } from "../../core/errors.js";
 import type { JobStatus } from "../../core/job.js";
+import type Database from "better-sqlite3";
+import { CHANGE_BATCH_ROWS, changeInsertRows } from "./insert-statements.js";
 import type { Statements } from "./statements.js";
 
 /** Where retention's progress is kept in `meta`: the seq of the last change it removed. */
@@ -23,28 +25,36 @@ export interface ChangeRecord {
   readonly error?: string | null;
 }
 
+/** The values of a change row, in changeInsertRows' column order. */
+const CHANGE_VALUES = 8;
+
 /**
- * The changes of one write transaction, gathered as the write goes and inserted in one
- * statement at its end (SqliteContext.write), so a claim of 500 jobs adds one statement,
- * not 500. Cleared whether the transaction commits or not.
+ * The changes of one write transaction, gathered as the write goes and inserted at its end
+ * (SqliteContext.write) in statements of up to CHANGE_BATCH_ROWS rows, in the order recorded,
+ * so a claim of 500 jobs adds 5 statements, not 500. Cleared whether the transaction commits
+ * or not.
  */
 export class ChangeBuffer {
-  private rows: unknown[][] = [];
+  private values: unknown[] = [];
 
   add(c: ChangeRecord, at: number): void {
-    this.rows.push([c.tenant, c.id, c.kind, c.status, c.dueAt, c.attempts, c.error ?? null, at]);
+    this.values.push(c.tenant, c.id, c.kind, c.status, c.dueAt, c.attempts, c.error ?? null, at);
   }
 
   /** Inserts what was gathered (inside the transaction) and empties the buffer. */
-  flush(s: Statements): void {
-    if (this.rows.length === 0) return;
-    const rows = this.rows;
-    this.rows = [];
-    s.changesInsert.run(JSON.stringify(rows));
+  flush(db: Database.Database): void {
+    const values = this.values;
+    if (values.length === 0) return;
+    this.values = [];
+    const step = CHANGE_BATCH_ROWS * CHANGE_VALUES;
+    for (let i = 0; i < values.length; i += step) {
+      const chunk = i === 0 && values.length <= step ? values : values.slice(i, i + step);
+      changeInsertRows(db, chunk.length / CHANGE_VALUES).run(chunk);
+    }
   }
 
   clear(): void {
-    this.rows = [];
+    this.values = [];
   }
 }
 

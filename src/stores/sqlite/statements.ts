@@ -37,15 +37,6 @@ export const SQL = {
   metaGet: `SELECT value FROM meta WHERE name = ?`,
 
   /**
-   * The change feed (feed.ts). One insert per transaction, its rows as a JSON array of
-   * [tenant, id, kind, status, due_at, attempts, error, at] arrays: they append at the end of
-   * the rowid B-tree and at the end of each tenant's run of changes_tenant.
-   */
-  changesInsert: `INSERT INTO changes (tenant, job_id, kind, status, due_at, attempts, error, at)
-    SELECT value ->> '$[0]', value ->> '$[1]', value ->> '$[2]', value ->> '$[3]',
-      value ->> '$[4]', value ->> '$[5]', value ->> '$[6]', value ->> '$[7]'
-    FROM json_each(?)`,
-  /**
    * The same transition of many jobs (a bulk batch; @seqs a JSON array), from their rows in
    * one statement, in the array's order: no JSON row is built per change.
    */
