@@ -107,10 +107,16 @@ interface PendingBatch {
   readonly where: string;
 }
 
-/** CTEs `live_at` and `held_at`: where each job of the batch is pending (one probe each). */
+/**
+ * CTEs `live_at` and `held_at`: where each job of the batch is pending (one probe each), at
+ * the due time the batch read. A job whose due time changed since (a single reschedule or a
+ * replace by key committed in between) is found in neither, held or not: a batch never
+ * writes a due time worked out from one the job no longer has.
+ */
 function probedPending(s: string, p: PendingBatch): string {
-  return `${probed(s, "live_at", "jobs_live", p.picked, `j.due_at = u.due_at AND ${p.where}`)},
-    ${probed(s, "held_at", "jobs_held", p.picked, p.where)}`;
+  const atRead = `j.due_at = u.due_at AND ${p.where}`;
+  return `${probed(s, "live_at", "jobs_live", p.picked, atRead)},
+    ${probed(s, "held_at", "jobs_held", p.picked, atRead)}`;
 }
 
 /**
@@ -119,8 +125,8 @@ function probedPending(s: string, p: PendingBatch): string {
  * each found by one index probe: in jobs_live on (shard, id, due_at) in the one partition
  * u.due_at leaves after run-time pruning (the planner takes the primary key or
  * jobs_live_tenant_due (tenant, due_at, id), both exact), in jobs_held by its primary key
- * (shard, id). A job moved since the batch read it (another due time, claimed) is not found
- * and is not deleted.
+ * (shard, id) and the due time read. A job moved since the batch read it (another due time,
+ * claimed) is not found and is not deleted.
  */
 export function deletePendingBatch(s: string, p: PendingBatch): string {
   return `${probedPending(s, p)}, del_live AS (
