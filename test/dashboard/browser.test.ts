@@ -506,7 +506,7 @@ describe("dashboard in a browser", () => {
     await phone.context().close();
   });
 
-  it("pages the pauses list: a full page, Next page to the rest, First page back", async () => {
+  it("pages the resumed pauses, the open ones always shown first and marked from a link", async () => {
     const s = d.scheduler;
     const made: string[] = [];
     for (let i = 0; i < 102; i++) {
@@ -515,21 +515,26 @@ describe("dashboard in a browser", () => {
       await s.runPauseWork();
       made.push(p.id);
     }
+    // made after the 102 resumed ones: last in creation order, shown first as it is open
+    const active = await s.pause({ scope: { tag: "page-open" } }, { tenant: "globex" });
+    await s.runPauseWork();
     const page = await open();
-    await signIn(page, "key-globex", "#/pauses");
+    // as the job page of a job it holds links to it
+    await signIn(page, "key-globex", `#/pauses?id=${active.id}`);
     const rows = page.locator("#pauses-table tbody tr");
-    await page.locator(`#pauses-table tr[data-id="${made[0]}"]`).waitFor();
-    expect(await rows.count()).toBe(100);
+    const ids = () => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-id")));
+    await page.locator(`#pauses-table tr[data-id="${active.id}"][aria-current="true"]`).waitFor();
+    expect(await ids()).toEqual([active.id, ...made.slice(0, 100)]);
     expect(await page.getByRole("link", { name: "First page" }).count()).toBe(0);
     await page.getByRole("link", { name: "Next page" }).click();
     await page.locator(`#pauses-table tr[data-id="${made[101]}"]`).waitFor();
-    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-id")))).toEqual(
-      made.slice(100),
-    );
+    expect(await ids()).toEqual([active.id, ...made.slice(100)]);
     expect(await page.getByRole("link", { name: "Next page" }).count()).toBe(0);
     await page.getByRole("link", { name: "First page" }).click();
     await page.locator(`#pauses-table tr[data-id="${made[0]}"]`).waitFor();
-    expect(await rows.count()).toBe(100);
+    expect(await rows.count()).toBe(101);
+    await s.resume(active.id, { tenant: "globex" });
+    await s.runPauseWork();
     await page.context().close();
   });
 

@@ -40,7 +40,8 @@ function explain(e: unknown): string {
  * resumed, with what their overdue jobs do then. The form asks to confirm in words before it
  * pauses, as the bulk page does; each active pause has a Resume button. The list is read again
  * while a pause is finding its jobs or giving them back. `#/pauses?id=<id>` marks one (the job
- * page links a held job's pause here). A page shows 100 pauses; `cursor` turns to the next.
+ * page links a held job's pause here). The open pauses (active, resuming) always show first;
+ * the resumed ones follow 100 a page, `cursor` turning to the next.
  */
 export const pausesPage: Page = (ctx) => {
   const marked = ctx.params.get("id");
@@ -63,10 +64,15 @@ export const pausesPage: Page = (ctx) => {
   async function load(): Promise<void> {
     clearTimeout(timer);
     try {
-      const page = await call<PausesPage>(`v1/dashboard/pauses${query({ cursor })}`);
+      // the open pauses in full (bounded by the tenant's maxOpenPauses), then a page of the
+      // resumed ones: the pauses that hold jobs, and the one a job page links to, always show
+      const [open, resumed] = await Promise.all([
+        call<PausesPage>(`v1/dashboard/pauses${query({ state: "active,resuming", limit: 1000 })}`),
+        call<PausesPage>(`v1/dashboard/pauses${query({ state: "resumed", cursor })}`),
+      ]);
       if (stopped) return;
-      draw(page);
-      if (page.pauses.some(settling)) timer = setTimeout(() => void load(), POLL_MS);
+      draw({ pauses: [...open.pauses, ...resumed.pauses], nextCursor: resumed.nextCursor });
+      if (open.pauses.some(settling)) timer = setTimeout(() => void load(), POLL_MS);
     } catch (e) {
       if (!stopped) fill(list, h("p", { class: "error", role: "alert" }, explain(e)));
     }
@@ -138,7 +144,7 @@ export const pausesPage: Page = (ctx) => {
     const table = h(
       "table",
       { id: "pauses-table" },
-      h("caption", { class: "sr-only" }, "Pauses in creation order"),
+      h("caption", { class: "sr-only" }, "Open pauses, then resumed ones, each in creation order"),
       h("thead", {}, h("tr", {}, ...cols.map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, ...pauses.map(row)),
     );
