@@ -29,11 +29,16 @@ interface RemoteOptions {
   apiKey?: string;
 }
 
+/** The server named by --url or DUETIME_URL, if any. */
+function serverUrl(cmd: Command): string | undefined {
+  return cmd.optsWithGlobals<RemoteOptions>().url ?? (process.env.DUETIME_URL || undefined);
+}
+
 /** The server to talk to, or null to use the local database. */
 export function remoteOf(cmd: Command): Remote | null {
-  const g = cmd.optsWithGlobals<RemoteOptions>();
-  const url = g.url ?? (process.env.DUETIME_URL || undefined);
+  const url = serverUrl(cmd);
   if (url === undefined) return null;
+  const g = cmd.optsWithGlobals<RemoteOptions>();
   const key = g.apiKey ?? (process.env.DUETIME_KEY || undefined);
   if (key === undefined) {
     throw new InvalidJobError("--api-key", "an API key with --url (or DUETIME_KEY)", undefined);
@@ -50,7 +55,7 @@ export function remoteOf(cmd: Command): Remote | null {
  * never acts on ./duetime.db (or --db) while the user meant the server named.
  */
 export function requireLocal(cmd: Command, what: string): void {
-  const url = cmd.optsWithGlobals<RemoteOptions>().url ?? (process.env.DUETIME_URL || undefined);
+  const url = serverUrl(cmd);
   if (url !== undefined) {
     throw new InvalidJobError(
       "--url",
