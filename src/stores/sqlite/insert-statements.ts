@@ -10,6 +10,7 @@ const COLUMNS = `id, tenant, key, due_at, bucket, shard, payload, target, target
       max_attempts, expire_after_ms, created_at, updated_at, trace_context, schedule_id,
       nominal, tags, callbacks, callback_of`;
 const ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+const JOB_HEAD = `INSERT INTO jobs (${COLUMNS})`;
 
 /**
  * Most rows one insert statement writes (19 parameters each: 950 of SQLite's 32,766). A
@@ -22,7 +23,7 @@ export const INSERT_BATCH_ROWS = 50;
 
 export const INSERT_SQL = {
   /** Appends: seq is the next rowid; id is a monotonic ULID so its unique index appends too. */
-  jobInsert: `INSERT INTO jobs (${COLUMNS}) VALUES ${ROW}`,
+  jobInsert: `${JOB_HEAD} VALUES ${ROW}`,
 } as const;
 
 /** Multi-row statements by head and row count, prepared on first use. */
@@ -59,7 +60,7 @@ export function insertRowsStatement(
  * possible rowid is taken), and a write transaction has the file to itself.
  */
 export function jobInsertRows(db: Database.Database, rows: number): Database.Statement {
-  return insertRowsStatement(db, `INSERT INTO jobs (${COLUMNS})`, ROW, rows);
+  return insertRowsStatement(db, JOB_HEAD, ROW, rows);
 }
 
 /**
@@ -70,12 +71,11 @@ export function jobInsertRows(db: Database.Database, rows: number): Database.Sta
  */
 export const CHANGE_BATCH_ROWS = 100;
 
+const CHANGE_HEAD =
+  "INSERT INTO changes (tenant, job_id, kind, status, due_at, attempts, error, at)";
+const CHANGE_ROW = "(?, ?, ?, ?, ?, ?, ?, ?)";
+
 /** The statement inserting `rows` change feed rows (feed.ts's column order). */
 export function changeInsertRows(db: Database.Database, rows: number): Database.Statement {
-  return insertRowsStatement(
-    db,
-    "INSERT INTO changes (tenant, job_id, kind, status, due_at, attempts, error, at)",
-    "(?, ?, ?, ?, ?, ?, ?, ?)",
-    rows,
-  );
+  return insertRowsStatement(db, CHANGE_HEAD, CHANGE_ROW, rows);
 }
