@@ -38,7 +38,7 @@ interface BacklogInfo {
   readonly dueFrom: number;
 }
 /** Bumped with the store layout: a cached backlog of another layout is rebuilt. */
-const FORMAT_VERSION = 6;
+const FORMAT_VERSION = 7;
 
 export function ensureDataDir(): void {
   mkdirSync(DATA_DIR, { recursive: true });

@@ -39,12 +39,40 @@ export const OPERATION_SQL = {
     LEFT JOIN finished f ON f.due_at = j.due_at AND f.id = j.id
     WHERE j.seq > ? AND j.tenant = ? ORDER BY j.seq LIMIT ?`,
   /**
-   * A batch of a filter with tags (walkedTag): at most @limit entries of the tag's primary key
-   * range (tenant, tag, job_id) after @afterId, each entry's job by its seq (rowid), as
-   * statements.ts tagPage reads them, in JOB_STATE_COLUMNS (raw).
+   * A batch of a filter with tags (walkedTag) whose cursor is a bare job id (an operation
+   * started before migration 13, which walks to its end in the order it began): at most
+   * @limit entries of the tag's primary key range (tenant, tag, job_id) after @afterId, each
+   * entry's job by its seq (rowid), as statements.ts tagPage reads them, in
+   * JOB_STATE_COLUMNS (raw).
    */
   operationStateByTag: `SELECT ${JOB_STATE_COLUMNS} ${TAG_PAGE_FROM}`,
-  /** An erased job's outcome (unique index finished_due) and feed rows (index changes_job). */
+  /**
+   * A batch of a filter with tags in the walk's order (migration 13): at most @limit entries
+   * of index job_tags_walk (tenant, tag, walk_bucket, job_id, seq) after (@afterBucket,
+   * @afterId), each entry's job by its seq (rowid), in JOB_STATE_COLUMNS (raw) with the
+   * entry's walk_bucket last (the cursor). The jobs of a batch were due close together when
+   * tagged, so the outcome rows a cancel writes share pages of finished_due, and its
+   * look-ups of finished_due read those same pages.
+   */
+  operationStateByTagWalk: `SELECT ${JOB_STATE_COLUMNS}, t.walk_bucket FROM (
+      SELECT walk_bucket, job_id, seq FROM job_tags INDEXED BY job_tags_walk
+      WHERE tenant = @tenant AND tag = @tag AND (walk_bucket, job_id) > (@afterBucket, @afterId)
+      ORDER BY walk_bucket, job_id LIMIT @limit
+    ) t
+    CROSS JOIN jobs j ON j.seq = t.seq
+    LEFT JOIN claims c ON c.id = j.id
+    LEFT JOIN finished f ON f.due_at = j.due_at AND f.id = j.id
+    ORDER BY t.walk_bucket, t.job_id`,
+  /** An erased job's outcome (unique index finished_due). */
   finishedDeleteByJob: `DELETE FROM finished WHERE due_at = ? AND id = ?`,
-  changesDeleteByJob: `DELETE FROM changes WHERE job_id = ? AND tenant = ?`,
+  /**
+   * An erased job's feed rows (feed.ts feedDrop): those written outside a tag walk (partial
+   * index changes_job), and those a tag walk wrote at one walk_bucket (changes_walk).
+   */
+  changesDeleteByJob: `DELETE FROM changes
+    WHERE job_id = ? AND walk_bucket IS NULL AND tenant = ?`,
+  changesDeleteByJobWalk: `DELETE FROM changes
+    WHERE walk_bucket = ? AND job_id = ? AND tenant = ?`,
+  /** The walk_bucket of a job's entry of a tag (primary key). */
+  tagWalkBucket: `SELECT walk_bucket FROM job_tags WHERE tenant = ? AND tag = ? AND job_id = ?`,
 };

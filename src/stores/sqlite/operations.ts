@@ -15,10 +15,17 @@ import {
   type OperationRow,
 } from "../../store/operation-row.js";
 import type { OperationsListParams } from "../../store/store.js";
-import { cancelPending, movePendingOrDead } from "./changes.js";
+import { cancelPending, movePendingOrDead, type WalkOf } from "./changes.js";
+import { feedDrop } from "./feed.js";
 import type { SqliteContext } from "./context.js";
 import { releaseFinished } from "./held.js";
-import { CounterDeltas, rowToState, type JobTuple, type StoredState } from "./rows.js";
+import {
+  CounterDeltas,
+  JOB_STATE_COLUMN_NAMES,
+  rowToState,
+  type JobTuple,
+  type StoredState,
+} from "./rows.js";
 import { tagsDrop } from "./tags.js";
 
 /**
@@ -39,6 +46,7 @@ type Action = (
   op: Operation,
   now: number,
   d: CounterDeltas,
+  walkOf: WalkOf,
 ) => number;
 
 /** A kind acting job by job: how many `act` changed. */
@@ -57,8 +65,8 @@ const eachJob =
 
 const ACTIONS: Readonly<Record<OperationKind, Action>> = {
   count: (_ctx, jobs) => jobs.length,
-  cancel: (ctx, jobs, _op, now, d) => {
-    cancelPending(ctx, jobs, now, d);
+  cancel: (ctx, jobs, _op, now, d, walkOf) => {
+    cancelPending(ctx, jobs, now, d, walkOf);
     return jobs.length;
   },
   reschedule: eachJob(moveTo),
@@ -97,8 +105,8 @@ function eraseJob(ctx: SqliteContext, j: StoredState, d: CounterDeltas): void {
   }
   d.status(job.tenant, job.status, -1);
   if (job.key !== null) ctx.s.liveKeyDelete.run(job.tenant, job.key, j.seq);
+  feedDrop(ctx.s, job);
   tagsDrop(ctx.s, job);
-  ctx.s.changesDeleteByJob.run(job.id, job.tenant);
   ctx.s.jobDeleteBySeq.run(j.seq);
 }
 
@@ -150,21 +158,20 @@ export function stepOperation(
   const op = getOperation(ctx, p.id);
   if (!op) return null;
   if (op.state !== "queued" && op.state !== "running") return { operation: op, scanned: 0 };
-  const tag = walkedTag(op.filter);
-  const rows = readBatch(ctx, op, tag, p.limit).map(rowToState);
+  const batch = readBatch(ctx, op, walkedTag(op.filter), p.limit);
+  const rows = batch.rows.map(rowToState);
   const matching = rows.filter((r) => matchesFilter(op.filter, r.job));
   const acted = matching.filter((r) => decide(op, r.job) === "act");
   const deltas = new CounterDeltas();
-  const changed = ACTIONS[op.kind](ctx, acted, op, p.now, deltas);
+  const changed = ACTIONS[op.kind](ctx, acted, op, p.now, deltas, batch.walkOf);
   ctx.flush(deltas);
-  const last = rows[rows.length - 1];
   const next = afterBatch(
     op,
     {
       scanned: rows.length,
       changed,
       skipped: matching.length - changed,
-      cursor: last === undefined ? null : tag === undefined ? String(last.seq) : last.job.id,
+      cursor: batch.cursor,
       limit: p.limit,
     },
     p.now,
@@ -173,25 +180,74 @@ export function stepOperation(
   return { operation: next, scanned: rows.length };
 }
 
+/** A batch's rows (JOB_STATE_COLUMNS) and the cursor after its last one (null: none read). */
+interface Batch {
+  readonly rows: JobTuple[];
+  readonly cursor: string | null;
+  /** The walk_bucket of the tag entry each job was met by, in a tag walk. */
+  readonly walkOf: WalkOf;
+}
+
+const NO_WALK: WalkOf = () => null;
+
+/** Position of the tag entry's walk_bucket in an operationStateByTagWalk row. */
+const WALK_BUCKET = JOB_STATE_COLUMN_NAMES.length;
+
 /**
- * A batch's jobs after the cursor, as JOB_STATE_COLUMNS rows: with a tag (walkedTag), the
- * tenant's entries of it in job id order (operationStateByTag, the cursor a job id); else the
- * tenant's jobs in seq order (operationStateBySeq, the cursor a seq).
+ * A batch's jobs after the cursor. With a tag (walkedTag), the tenant's entries of it in the
+ * walk's order, (walk_bucket, job id) (operationStateByTagWalk; the cursor
+ * "<walk_bucket>/<job id>"): a job keeps its id and its entries through every transition, so
+ * no job is met twice. Else the tenant's jobs in seq order (operationStateBySeq, the cursor a
+ * seq). A bare job id is the cursor of a tag walk begun before migration 13, which goes on in
+ * job id order (operationStateByTag).
  */
 function readBatch(
   ctx: SqliteContext,
   op: Operation,
   tag: string | undefined,
   limit: number,
-): JobTuple[] {
-  if (tag !== undefined) {
-    return ctx.s.operationStateByTag.all({
+): Batch {
+  const cursorOf = (rows: JobTuple[], at: (r: JobTuple) => string): string | null => {
+    const last = rows[rows.length - 1];
+    return last === undefined ? null : at(last);
+  };
+  if (tag === undefined) {
+    const after = op.cursor === null ? 0 : Number(op.cursor);
+    const rows = ctx.s.operationStateBySeq.all(after, op.tenant, limit) as JobTuple[];
+    return { rows, cursor: cursorOf(rows, (r) => String(r[0])), walkOf: NO_WALK };
+  }
+  const walk = walkPosition(op.cursor);
+  if (walk === null) {
+    const rows = ctx.s.operationStateByTag.all({
       tenant: op.tenant,
       tag,
-      afterId: op.cursor ?? "",
+      afterId: op.cursor,
       limit,
     }) as JobTuple[];
+    return { rows, cursor: cursorOf(rows, (r) => r[1] as string), walkOf: NO_WALK };
   }
-  const after = op.cursor === null ? 0 : Number(op.cursor);
-  return ctx.s.operationStateBySeq.all(after, op.tenant, limit) as JobTuple[];
+  const rows = ctx.s.operationStateByTagWalk.all({
+    tenant: op.tenant,
+    tag,
+    afterBucket: walk.bucket,
+    afterId: walk.id,
+    limit,
+  }) as JobTuple[];
+  const walks = new Map(rows.map((r) => [r[0] as number, r[WALK_BUCKET] as number]));
+  return {
+    rows,
+    cursor: cursorOf(rows, (r) => `${r[WALK_BUCKET] as number}/${r[1] as string}`),
+    walkOf: (seq) => walks.get(seq) ?? null,
+  };
+}
+
+/**
+ * Where a tag walk stands: before every entry for no cursor, after (walk_bucket, id) for
+ * "<walk_bucket>/<id>"; null for a bare job id (a walk in job id order, see readBatch).
+ */
+function walkPosition(cursor: string | null): { bucket: number; id: string } | null {
+  if (cursor === null) return { bucket: Number.MIN_SAFE_INTEGER, id: "" };
+  const slash = cursor.indexOf("/");
+  if (slash < 0) return null;
+  return { bucket: Number(cursor.slice(0, slash)), id: cursor.slice(slash + 1) };
 }
