@@ -142,6 +142,24 @@ const cases: [string, string, Record<string, unknown> | unknown[], RegExp][] = [
     /SEARCH f USING INDEX finished_due/,
   ],
   [
+    "bulk batch of a tag: the tag's walk index in order, each entry's job by seq",
+    SQL.operationStateByTagWalk,
+    { tenant: "default", tag: "t", afterBucket: 0, afterId: "", limit: 500 },
+    /SEARCH job_tags USING COVERING INDEX job_tags_walk \(tenant=\? AND tag=\? AND \(walk_bucket,job_id\)>\(\?,\?\)\)[\s\S]+SEARCH j USING INTEGER PRIMARY KEY \(rowid=\?\)/,
+  ],
+  [
+    "erase: a job's feed rows written outside a tag walk",
+    SQL.changesDeleteByJob,
+    ["x", "default"],
+    /SEARCH changes USING INDEX changes_job \(job_id=\?\)/,
+  ],
+  [
+    "erase: a job's feed rows a tag walk wrote",
+    SQL.changesDeleteByJobWalk,
+    [0, "x", "default"],
+    /SEARCH changes USING INDEX changes_walk \(walk_bucket=\? AND job_id=\?\)/,
+  ],
+  [
     "list: claimed jobs",
     SQL.listClaimed,
     { afterDue: 0, afterId: "", from: 0, to: 1e15, tenant: null, limit: 50 },

@@ -71,8 +71,7 @@ export function feedDrop(
   const walks = new Set<number>();
   for (const tag of job.tags) {
     const entry = s.tagWalkBucket.get(job.tenant, tag, job.id) as
-      | { walk_bucket: number }
-      | undefined;
+      { walk_bucket: number } | undefined;
     if (entry) walks.add(entry.walk_bucket);
   }
   for (const walk of walks) s.changesDeleteByJobWalk.run(walk, job.id, job.tenant);
