@@ -113,6 +113,7 @@ function readDueTime(value: unknown, opts: DueTimeTextOptions, field: string): n
     if (Number.isNaN(t)) throw new InvalidJobError(field, EXPECTED, value);
     return t;
   }
+  if (EXPANDED_YEAR.test(text)) throw new InvalidJobError(field, FOUR_DIGIT_YEAR, value);
   if (/^\d{4}-\d{2}-\d{2}/.test(text)) return readLocalIso(text, value, timeZone, field);
   const delay = parseDelay(text);
   if (delay !== null) return opts.now + delay;
@@ -199,6 +200,13 @@ const ONE_TIME_NOT_A_RULE =
   "one time, not a recurring rule (a series: scheduleRecurring, POST /v1/schedules, duetime schedule add)";
 const EXPECTED =
   'an ISO time with offset, epoch ms, a delay ("in 10 minutes") or a time such as "tomorrow 9am"';
+/**
+ * An ISO date with a signed six-digit or a five-digit year ("+275760-09-13T00:00:00Z"): a
+ * form JavaScript reads, always outside the range due times may have, and said so.
+ */
+const EXPANDED_YEAR = /^(?:[+-]\d{6}|\d{5,})-\d{2}-\d{2}/;
+const FOUR_DIGIT_YEAR =
+  "a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z (an ISO date with a four-digit year)";
 /** Date, or date and time to the millisecond, with no offset: a wall time. */
 const ISO_WITHOUT_OFFSET =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?)?$/i;

@@ -79,6 +79,14 @@ describe("parseDueTime", () => {
     expect(() => parseDueTime({}, { now: NOW })).toThrow(/received an object/);
   });
 
+  it("refuses an ISO date with an expanded year as out of range, not as a text it cannot read", () => {
+    for (const text of ["+275760-09-13T00:00:00Z", "-000001-01-01T00:00:00Z", "10000-01-01"]) {
+      expect(() => parseDueTime(text, { now: NOW })).toThrow(
+        `dueAt: expected a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z (an ISO date with a four-digit year), received "${text}"`,
+      );
+    }
+  });
+
   it("refuses a recurring phrase instead of reading it as its next time", () => {
     // chrono alone read "every monday at 9am" as the next Monday 09:00: one job, no series.
     for (const text of ["every monday at 9am", "Each day at 8", "every 15 minutes"]) {
