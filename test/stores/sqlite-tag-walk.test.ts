@@ -89,7 +89,7 @@ describe("SQLite tag walk", () => {
     expect(done).toMatchObject({ state: "done", scanned: 9, changed: 9, skipped: 0 });
   });
 
-  it("moves every job of a reschedule once, though each lands in a bucket still ahead", async () => {
+  it("a reschedule walks the tag in job id order and moves every job once", async () => {
     const { store, scheduler } = setup();
     const jobs = await scheduleOutOfOrder(scheduler);
     const { operation } = await scheduler.startOperation({
@@ -97,7 +97,8 @@ describe("SQLite tag walk", () => {
       filter: { tags: ["t:1"] },
       shiftMs: 2 * HOUR,
     });
-    await steps(store, operation, 2);
+    const [first] = await steps(store, operation, 2);
+    expect(first!.cursor).toBe(jobs[1]!.id);
     for (const j of jobs) {
       expect((await scheduler.get(j.id))!).toMatchObject({ dueAt: j.dueAt + 2 * HOUR, version: 2 });
     }
@@ -107,18 +108,13 @@ describe("SQLite tag walk", () => {
     });
   });
 
-  it("a replace by key keeps the entry of a tag it keeps, so a walk meets the job once", async () => {
+  it("a replace by key keeps the entry of a tag it keeps and adds one for a new tag", async () => {
     const { store, scheduler } = setup();
     const { job } = await scheduler.schedule({
       dueAt: T0 + HOUR,
       target: "remind",
       key: "k",
       tags: ["a", "b"],
-    });
-    const { operation } = await scheduler.startOperation({
-      kind: "reschedule",
-      filter: { tags: ["a"] },
-      shiftMs: HOUR,
     });
     const r = await scheduler.schedule({
       dueAt: T0 + 5 * HOUR,
@@ -135,8 +131,17 @@ describe("SQLite tag walk", () => {
       { tag: "a", walk_bucket: T0 + HOUR },
       { tag: "c", walk_bucket: T0 + 5 * HOUR },
     ]);
+    const { operation } = await scheduler.startOperation({
+      kind: "cancel",
+      filter: { tags: ["c"] },
+    });
     await steps(store, operation, 1);
-    expect((await scheduler.get(job.id))!.dueAt).toBe(T0 + 6 * HOUR);
+    expect((await scheduler.getOperation(operation.id))!).toMatchObject({
+      state: "done",
+      scanned: 1,
+      changed: 1,
+    });
+    expect((await scheduler.get(job.id))!.status).toBe("cancelled");
   });
 
   it("an erase removes the feed rows a walked cancel wrote, and no other job's", async () => {
