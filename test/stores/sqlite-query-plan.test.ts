@@ -154,16 +154,10 @@ const cases: [string, string, Record<string, unknown> | unknown[], RegExp][] = [
     /SEARCH t USING PRIMARY KEY \(tenant=\? AND tag=\? AND job_id>\? AND job_id<\?\)[\s\S]+SEARCH j USING INTEGER PRIMARY KEY \(rowid=\?\)/,
   ],
   [
-    "cancel walked by bucket: the walk's front",
-    SQL.operationWalkFront,
+    "cancel walked by bucket: the walk's front, each entry's job by seq",
+    SQL.operationStateByWalk,
     { op: "o", limit: 500 },
-    /SEARCH operation_walk USING PRIMARY KEY \(op_id=\?\)/,
-  ],
-  [
-    "cancel walked by bucket: the front's jobs by seq",
-    SQL.operationStateBySeqs,
-    [seqs],
-    /SEARCH j USING INTEGER PRIMARY KEY \(rowid=\?\)/,
+    /SEARCH operation_walk USING PRIMARY KEY \(op_id=\?\)[\s\S]+SEARCH j USING INTEGER PRIMARY KEY \(rowid=\?\)/,
   ],
   [
     "cancel walked by bucket: the walked prefix deleted",

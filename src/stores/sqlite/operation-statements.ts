@@ -60,15 +60,19 @@ export const OPERATION_SQL = {
     SELECT @op, j.bucket, t.job_id, t.seq FROM job_tags t CROSS JOIN jobs j ON j.seq = t.seq
     WHERE t.tenant = @tenant AND t.tag = @tag AND t.job_id > @afterId AND t.job_id <= @upTo
     ORDER BY j.bucket, t.job_id`,
-  /** The walk's next entries (primary key prefix, in (bucket, job id) order). */
-  operationWalkFront: `SELECT bucket, job_id, seq FROM operation_walk WHERE op_id = @op
-    ORDER BY bucket, job_id LIMIT @limit`,
-  /** The jobs of a JSON array of seqs (rowid), in JOB_STATE_COLUMNS (raw); gone ones left out. */
-  operationStateBySeqs: `SELECT ${JOB_STATE_COLUMNS} FROM json_each(?) e
-    CROSS JOIN jobs j ON j.seq = e.value
+  /**
+   * The walk's next entries (primary key prefix, in (bucket, job id) order), each with its
+   * job by seq (rowid) in JOB_STATE_COLUMNS (raw), then the entry's bucket and job id: a job
+   * gone since it was planned comes back as nulls but those two (passed over).
+   */
+  operationStateByWalk: `SELECT ${JOB_STATE_COLUMNS}, w.bucket, w.job_id FROM (
+      SELECT bucket, job_id, seq FROM operation_walk WHERE op_id = @op
+      ORDER BY bucket, job_id LIMIT @limit
+    ) w
+    LEFT JOIN jobs j ON j.seq = w.seq
     LEFT JOIN claims c ON c.id = j.id
     LEFT JOIN finished f ON f.due_at = j.due_at AND f.id = j.id
-    ORDER BY e.key`,
+    ORDER BY w.bucket, w.job_id`,
   /** The walked prefix, through the last entry a batch read. */
   operationWalkDelete: `DELETE FROM operation_walk WHERE op_id = @op
     AND (bucket, job_id) <= (@bucket, @jobId)`,

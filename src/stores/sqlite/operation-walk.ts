@@ -7,7 +7,7 @@ import {
 import { afterBatch, operationToRow } from "../../store/operation-row.js";
 import { cancelPending } from "./changes.js";
 import type { SqliteContext } from "./context.js";
-import { CounterDeltas, rowToState, type JobTuple } from "./rows.js";
+import { CounterDeltas, JOB_STATE_COLUMN_NAMES, rowToState, type JobTuple } from "./rows.js";
 
 /**
  * A bulk cancel by tag on SQLite, walked by bucket (migration 13). Due times have nothing to
@@ -30,6 +30,9 @@ import { CounterDeltas, rowToState, type JobTuple } from "./rows.js";
 const CHUNK = 50_000;
 /** Entries a planning step copies per job a walk batch takes (planning costs far less). */
 const PLAN_FACTOR = 8;
+
+/** Where an operationStateByWalk row's entry (bucket, job id) begins. */
+const WALK_ENTRY = JOB_STATE_COLUMN_NAMES.length;
 
 type Position =
   { phase: "plan"; planned: number; after: string } | { phase: "walk"; after: string };
@@ -100,21 +103,17 @@ function walkBatch(
   op: Operation,
   p: { now: number; limit: number },
 ): OperationStepResult | null {
-  const front = ctx.s.operationWalkFront.all({ op: op.id, limit: p.limit }) as {
-    bucket: number;
-    job_id: string;
-    seq: number;
-  }[];
+  const front = ctx.s.operationStateByWalk.all({ op: op.id, limit: p.limit }) as JobTuple[];
   const last = front[front.length - 1];
   if (last === undefined) return null;
-  const seqs = JSON.stringify(front.map((e) => e.seq));
-  const rows = (ctx.s.operationStateBySeqs.all(seqs) as JobTuple[]).map(rowToState);
+  const rows = front.filter((r) => r[0] !== null).map(rowToState);
   const matching = rows.filter((r) => matchesFilter(op.filter, r.job));
   const acted = matching.filter((r) => decide(op, r.job) === "act");
   const deltas = new CounterDeltas();
   cancelPending(ctx, acted, p.now, deltas, true);
   ctx.flush(deltas);
-  ctx.s.operationWalkDelete.run({ op: op.id, bucket: last.bucket, jobId: last.job_id });
+  const [bucket, jobId] = last.slice(WALK_ENTRY);
+  ctx.s.operationWalkDelete.run({ op: op.id, bucket, jobId });
   const next = afterBatch(
     op,
     {

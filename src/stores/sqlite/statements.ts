@@ -384,7 +384,7 @@ export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
   "jobById",
   "operationStateBySeq",
   "operationStateByTag",
-  "operationStateBySeqs",
+  "operationStateByWalk",
   "jobBySeq",
   "claimRead",
   "listPendingInBucket",
