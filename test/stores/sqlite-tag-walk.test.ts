@@ -68,8 +68,8 @@ describe("SQLite tag walk", () => {
       kind: "cancel",
       filter: { tags: ["t:1"] },
     });
-    const planned = (await store.operationStep({ id: operation.id, now: T0, limit: 2 }))!;
-    // 9 entries < 2 x PLAN_FACTOR: the tag is planned through its last id, nothing cancelled
+    const planned = (await store.operationStep({ id: operation.id, now: T0, limit: 3 }))!;
+    // 9 entries < 3 x PLAN_FACTOR: the tag is planned through its last id, nothing cancelled
     expect(planned.scanned).toBe(9);
     expect(planned.operation).toMatchObject({ state: "running", scanned: 0, changed: 0 });
     expect(planned.operation.cursor).toBe(`walk/${jobs[8]!.id}`);
@@ -110,13 +110,13 @@ describe("SQLite tag walk", () => {
     const cursors: (string | null)[] = [];
     let op = operation;
     while (op.state === "queued" || op.state === "running") {
-      op = (await store.operationStep({ id: op.id, now: T0, limit: 1 }))!.operation;
+      op = (await store.operationStep({ id: op.id, now: T0, limit: 2 }))!.operation;
       cursors.push(op.cursor);
     }
     const id = (i: number) => made[i]!.job.id;
-    // limit 1: 8 entries a planning step (PLAN_FACTOR); the third finds 4 of 8 and walks
+    // limit 2: 8 entries a planning step (PLAN_FACTOR 4); the third finds 4 of 8 and walks
     expect(cursors.slice(0, 3)).toEqual([`plan/8/${id(7)}`, `plan/16/${id(15)}`, `walk/${id(19)}`]);
-    expect(cursors.length).toBe(3 + 20 + 1); // 20 walk batches, then a plan that finds none
+    expect(cursors.length).toBe(3 + 10 + 1); // 10 walk batches, then a plan that finds none
     expect(op).toMatchObject({ state: "done", scanned: 20, changed: 20 });
   });
 
@@ -132,7 +132,7 @@ describe("SQLite tag walk", () => {
       kind: "cancel",
       filter: { tags: ["t:1"] },
     });
-    await store.operationStep({ id: operation.id, now: T0, limit: 2 }); // planned
+    await store.operationStep({ id: operation.id, now: T0, limit: 3 }); // planned
     // the +1h jobs moved past every other bucket; the extra job erased
     for (const j of jobs.slice(3, 6)) {
       await scheduler.reschedule(j.id, { dueAt: T0 + 10 * HOUR });
@@ -178,7 +178,7 @@ describe("SQLite tag walk", () => {
       kind: "cancel",
       filter: { tags: ["t:1"] },
     });
-    await store.operationStep({ id: operation.id, now: T0, limit: 2 }); // planned
+    await store.operationStep({ id: operation.id, now: T0, limit: 3 }); // planned
     await store.operationStep({ id: operation.id, now: T0, limit: 2 }); // 2 cancelled
     const walk = () =>
       store.connection
