@@ -177,8 +177,8 @@ function report(sizes: Sizes, runs: readonly SizeRun[], rounds: number): BenchRe
         rows: [
           ["list page (tagPage)", plan(large.db, SQL.tagPage)],
           [
-            "a tag-filtered operation's batch (operationStateByTag)",
-            plan(large.db, SQL.operationStateByTag),
+            "a tag-filtered operation's batch (operationStateByTagWalk)",
+            plan(large.db, SQL.operationStateByTagWalk),
           ],
           ["countJobs (tagCount)", plan(large.db, SQL.tagCount)],
         ],

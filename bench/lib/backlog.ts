@@ -36,8 +36,9 @@ const SCATTER = 2_654_435_761;
  *    same transaction;
  *  - the target buckets must not be staged yet (staged buckets also need `hot` rows), which
  *    is checked;
- *  - with `tags`, each row's tags column and its job_tags entry; a group's ids increase with
- *    the counter, so the tag index is appended to, as the jobs table is.
+ *  - with `tags`, each row's tags column and its job_tags entry (walk_bucket: the row's
+ *    bucket, as the store writes it); a group's ids increase with the counter, so the tag
+ *    index is appended to, as the jobs table is.
  * Due times are a deterministic scatter over the span (what random due times look like to
  * the B-trees), so a load is reproducible.
  */
@@ -68,8 +69,8 @@ export async function bulkLoadPending(store: SqliteStore, spec: BulkLoadSpec): P
         ELSE json_array(@tagPrefix || printf('%09d', (i - 1) / @perTag)) END
     FROM (SELECT i, @dueFrom + ((i * ${SCATTER}) % @span) AS due FROM n)`);
   const indexTags = db.prepare(`
-    INSERT INTO job_tags (tenant, tag, job_id, seq)
-    SELECT tenant, tags ->> '$[0]', id, seq FROM jobs WHERE seq > ? AND tags IS NOT NULL`);
+    INSERT INTO job_tags (tenant, tag, job_id, seq, walk_bucket)
+    SELECT tenant, tags ->> '$[0]', id, seq, bucket FROM jobs WHERE seq > ? AND tags IS NOT NULL`);
   const countBuckets = db.prepare(`
     INSERT INTO bucket_counts (bucket, tenant, pending)
     SELECT bucket, tenant, count(*) FROM jobs WHERE seq > ? GROUP BY bucket, tenant

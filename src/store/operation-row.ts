@@ -90,22 +90,14 @@ export function rowToOperation(r: OperationRow): Operation {
 
 /**
  * The record after a batch that read `scanned` jobs, changed and skipped some, and stopped
- * at `cursor`: done when the batch came back short (nothing left after the cursor), unless
- * the store says (`done`) whether anything is left.
+ * at `cursor`: done when the batch came back short (nothing left after the cursor).
  */
 export function afterBatch(
   op: Operation,
-  b: {
-    scanned: number;
-    changed: number;
-    skipped: number;
-    cursor: string | null;
-    limit: number;
-    done?: boolean;
-  },
+  b: { scanned: number; changed: number; skipped: number; cursor: string | null; limit: number },
   now: number,
 ): Operation {
-  const done = b.done ?? b.scanned < b.limit;
+  const done = b.scanned < b.limit;
   return {
     ...op,
     state: done ? "done" : "running",

@@ -9,10 +9,9 @@ import { silentLogger } from "../support/harness.js";
 import { tempDir } from "../support/temp-dir.js";
 
 /**
- * How the SQLite store walks a tag in a bulk cancel (migration 13, operation-walk.ts): the
- * tag's entries planned a chunk at a time into operation_walk, then cancelled in (bucket,
- * job id) order, each entry met once whatever happens to its job meanwhile; the other kinds
- * in job id order; and an erase removes the feed rows a walked cancel wrote.
+ * How the SQLite store walks a tag in a bulk operation (migration 13): by the bucket a tag
+ * entry was written in, then by job id, each entry met once whatever happens to its job
+ * meanwhile; and an erase removes the feed rows such a walk wrote.
  */
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const HOUR = 3_600_000;
@@ -61,22 +60,19 @@ async function steps(store: SqliteStore, op: Operation, limit: number): Promise<
 }
 
 describe("SQLite tag walk", () => {
-  it("plans the tag's entries, then cancels them by bucket, then by id: each job once", async () => {
+  it("walks a tag by the bucket each entry was written in, then by id: each job once", async () => {
     const { store, scheduler } = setup();
     const jobs = await scheduleOutOfOrder(scheduler);
     const { operation } = await scheduler.startOperation({
       kind: "cancel",
       filter: { tags: ["t:1"] },
     });
-    const planned = (await store.operationStep({ id: operation.id, now: T0, limit: 3 }))!;
-    // 9 entries < 3 x PLAN_FACTOR: the tag is planned through its last id, nothing cancelled
-    expect(planned.scanned).toBe(9);
-    expect(planned.operation).toMatchObject({ state: "running", scanned: 0, changed: 0 });
-    expect(planned.operation.cursor).toBe(`walk/${jobs[8]!.id}`);
     const order: string[] = [];
     const cancelled = new Set<string>();
-    for (let op = planned.operation; op.state === "queued" || op.state === "running";) {
+    let first: Operation | undefined;
+    for (let op = operation; op.state === "queued" || op.state === "running";) {
       op = (await store.operationStep({ id: op.id, now: T0, limit: 2 }))!.operation;
+      first ??= op;
       for (const j of jobs) {
         if (cancelled.has(j.id)) continue;
         if ((await scheduler.get(j.id))!.status === "cancelled") {
@@ -88,68 +84,9 @@ describe("SQLite tag walk", () => {
     // due order of the buckets, id order inside each: +1h, +2h, +3h
     const byBucket = [...jobs].sort((a, b) => a.dueAt - b.dueAt).map((j) => j.id);
     expect(order).toEqual(byBucket);
+    expect(first!.cursor).toBe(`${T0 + HOUR}/${byBucket[1]}`);
     const done = (await scheduler.getOperation(operation.id))!;
     expect(done).toMatchObject({ state: "done", scanned: 9, changed: 9, skipped: 0 });
-    const left = store.connection.prepare(`SELECT count(*) FROM operation_walk`).pluck().get();
-    expect(left).toBe(0);
-  });
-
-  it("plans a large tag in chunks of steps, and walks each chunk before the next", async () => {
-    const { store, scheduler } = setup();
-    const made = await scheduler.scheduleMany(
-      Array.from({ length: 20 }, (_, i) => ({
-        dueAt: T0 + (20 - i) * HOUR,
-        target: "remind",
-        tags: ["big"],
-      })),
-    );
-    const { operation } = await scheduler.startOperation({
-      kind: "cancel",
-      filter: { tags: ["big"] },
-    });
-    const cursors: (string | null)[] = [];
-    let op = operation;
-    while (op.state === "queued" || op.state === "running") {
-      op = (await store.operationStep({ id: op.id, now: T0, limit: 2 }))!.operation;
-      cursors.push(op.cursor);
-    }
-    const id = (i: number) => made[i]!.job.id;
-    // limit 2: 8 entries a planning step (PLAN_FACTOR 4); the third finds 4 of 8 and walks
-    expect(cursors.slice(0, 3)).toEqual([`plan/8/${id(7)}`, `plan/16/${id(15)}`, `walk/${id(19)}`]);
-    expect(cursors.length).toBe(3 + 10 + 1); // 10 walk batches, then a plan that finds none
-    expect(op).toMatchObject({ state: "done", scanned: 20, changed: 20 });
-  });
-
-  it("a job moved or erased after it was planned is met once, at its planned place", async () => {
-    const { store, scheduler } = setup();
-    const jobs = await scheduleOutOfOrder(scheduler);
-    const gone = await scheduler.schedule({
-      dueAt: T0 + HOUR,
-      target: "remind",
-      tags: ["t:1", "gone"],
-    });
-    const { operation } = await scheduler.startOperation({
-      kind: "cancel",
-      filter: { tags: ["t:1"] },
-    });
-    await store.operationStep({ id: operation.id, now: T0, limit: 3 }); // planned
-    // the +1h jobs moved past every other bucket; the extra job erased
-    for (const j of jobs.slice(3, 6)) {
-      await scheduler.reschedule(j.id, { dueAt: T0 + 10 * HOUR });
-    }
-    const { operation: erase } = await scheduler.startOperation({
-      kind: "erase",
-      filter: { tags: ["gone"] },
-    });
-    await steps(store, erase, 10);
-    expect(await scheduler.get(gone.job.id)).toBeNull();
-    await steps(store, operation, 2);
-    expect((await scheduler.getOperation(operation.id))!).toMatchObject({
-      state: "done",
-      scanned: 9,
-      changed: 9,
-    });
-    for (const j of jobs) expect((await scheduler.get(j.id))!.status).toBe("cancelled");
   });
 
   it("a reschedule walks the tag in job id order and moves every job once", async () => {
@@ -171,23 +108,40 @@ describe("SQLite tag walk", () => {
     });
   });
 
-  it("cancelling the operation drops what it planned and had not walked", async () => {
+  it("a replace by key keeps the entry of a tag it keeps and adds one for a new tag", async () => {
     const { store, scheduler } = setup();
-    await scheduleOutOfOrder(scheduler);
+    const { job } = await scheduler.schedule({
+      dueAt: T0 + HOUR,
+      target: "remind",
+      key: "k",
+      tags: ["a", "b"],
+    });
+    const r = await scheduler.schedule({
+      dueAt: T0 + 5 * HOUR,
+      target: "remind",
+      key: "k",
+      keyMode: "replace",
+      tags: ["a", "c"],
+    });
+    expect(r).toMatchObject({ created: false, outcome: "replaced" });
+    const entries = store.connection
+      .prepare(`SELECT tag, walk_bucket FROM job_tags WHERE job_id = ? ORDER BY tag`)
+      .all(job.id);
+    expect(entries).toEqual([
+      { tag: "a", walk_bucket: T0 + HOUR },
+      { tag: "c", walk_bucket: T0 + 5 * HOUR },
+    ]);
     const { operation } = await scheduler.startOperation({
       kind: "cancel",
-      filter: { tags: ["t:1"] },
+      filter: { tags: ["c"] },
     });
-    await store.operationStep({ id: operation.id, now: T0, limit: 3 }); // planned
-    await store.operationStep({ id: operation.id, now: T0, limit: 2 }); // 2 cancelled
-    const walk = () =>
-      store.connection
-        .prepare(`SELECT count(*) FROM operation_walk WHERE op_id = ?`)
-        .pluck()
-        .get(operation.id);
-    expect(walk()).toBe(7);
-    expect(await scheduler.cancelOperation(operation.id)).toMatchObject({ state: "cancelled" });
-    expect(walk()).toBe(0);
+    await steps(store, operation, 1);
+    expect((await scheduler.getOperation(operation.id))!).toMatchObject({
+      state: "done",
+      scanned: 1,
+      changed: 1,
+    });
+    expect((await scheduler.get(job.id))!.status).toBe("cancelled");
   });
 
   it("an erase removes the feed rows a walked cancel wrote, and no other job's", async () => {
@@ -217,7 +171,7 @@ describe("SQLite tag walk", () => {
     expect(rows(`SELECT count(*) FROM changes WHERE job_id = ?`, other.job.id)).toBe(1);
   });
 
-  it("a cancel begun in job id order before migration 13 goes on in that order", async () => {
+  it("a walk begun in job id order before migration 13 goes on in that order", async () => {
     const { store, scheduler } = setup();
     const jobs = await scheduleOutOfOrder(scheduler);
     const { operation } = await scheduler.startOperation({
@@ -238,7 +192,7 @@ describe("SQLite tag walk", () => {
     ]);
   });
 
-  it("opens a version 12 file: the walk table, the feed's two indexes", async () => {
+  it("opens a version 12 file: tag entries get their job's bucket, the feed its two indexes", async () => {
     const first = setup();
     const { job } = await first.scheduler.schedule({
       dueAt: T0 + 2 * HOUR,
@@ -246,9 +200,14 @@ describe("SQLite tag walk", () => {
       tags: ["x"],
     });
     const db = first.store.connection;
-    // back to layout 12: no operation_walk, one changes_job over every feed row
+    // back to layout 12: job_tags without walk_bucket, one changes_job over every row
     db.exec(`
-      DROP TABLE operation_walk;
+      DROP INDEX job_tags_walk;
+      CREATE TABLE job_tags_v12 (tenant TEXT NOT NULL, tag TEXT NOT NULL, job_id TEXT NOT NULL,
+        seq INTEGER NOT NULL, PRIMARY KEY (tenant, tag, job_id)) WITHOUT ROWID;
+      INSERT INTO job_tags_v12 SELECT tenant, tag, job_id, seq FROM job_tags;
+      DROP TABLE job_tags;
+      ALTER TABLE job_tags_v12 RENAME TO job_tags;
       DROP INDEX changes_walk;
       DROP INDEX changes_job;
       ALTER TABLE changes DROP COLUMN walk_bucket;
@@ -260,22 +219,19 @@ describe("SQLite tag walk", () => {
     const again = setup(first.path);
     const c = again.store.connection;
     expect(c.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
+    expect(c.prepare(`SELECT walk_bucket FROM job_tags WHERE job_id = ?`).get(job.id)).toEqual({
+      walk_bucket: T0 + 2 * HOUR,
+    });
     const indexes = c
       .prepare(`SELECT name, sql FROM sqlite_master WHERE tbl_name = 'changes' AND type = 'index'`)
       .all() as { name: string; sql: string }[];
     expect(indexes.find((i) => i.name === "changes_job")!.sql).toMatch(/WHERE walk_bucket IS NULL/);
     expect(indexes.map((i) => i.name)).toContain("changes_walk");
     const { operation } = await again.scheduler.startOperation({
-      kind: "cancel",
-      filter: { tags: ["x"] },
-    });
-    await steps(again.store, operation, 10);
-    expect((await again.scheduler.get(job.id))!.status).toBe("cancelled");
-    const { operation: erase } = await again.scheduler.startOperation({
       kind: "erase",
       filter: { tags: ["x"] },
     });
-    await steps(again.store, erase, 10);
+    await steps(again.store, operation, 10);
     expect(c.prepare(`SELECT count(*) FROM changes WHERE job_id = ?`).pluck().get(job.id)).toBe(0);
   });
 });

@@ -22,22 +22,28 @@ export function cancelJob(
 }
 
 /**
+ * The walk_bucket of the tag entry a bulk batch met a job by (seq), for its feed row (see
+ * migration 13); null when the batch did not walk a tag, as for a single call.
+ */
+export type WalkOf = (seq: number) => number | null;
+
+/**
  * The cancel transition of jobs read as pending in this transaction, counters gathered in
  * `deltas` (the caller flushes them): shared by a single cancel and a bulk operation's batch,
  * whose outcome rows, feed rows and hot index entries are written by one statement each for
- * the batch (a statement per job was most of a bulk cancel's time). `walked`: the batch of a
- * cancel's walk (operations.ts), whose feed rows go under their own index.
+ * the batch (a statement per job was most of a bulk cancel's time).
  */
 export function cancelPending(
   ctx: SqliteContext,
   jobs: readonly StoredState[],
   now: number,
   deltas: CounterDeltas,
-  walked = false,
+  walkOf: WalkOf = () => null,
 ): void {
   if (jobs.length === 0) return;
   const seqs = JSON.stringify(jobs.map((j) => j.seq));
-  ctx.recordJobs({ kind: "cancelled", status: "cancelled" }, seqs, now, walked);
+  const entries = JSON.stringify(jobs.map((j) => [j.seq, walkOf(j.seq)]));
+  ctx.recordJobs({ kind: "cancelled", status: "cancelled" }, entries, now);
   ctx.s.finishedInsertCancelled.run({ seqs, now });
   const inHot = hotEntries(ctx, jobs);
   if (inHot.length > 0) ctx.s.hotDeleteMany.run(JSON.stringify(inHot));

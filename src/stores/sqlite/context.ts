@@ -42,20 +42,14 @@ export class SqliteContext {
   }
 
   /**
-   * Records one transition of many jobs read in this transaction (a bulk batch; `seqs` their
-   * seqs as a JSON array) from their rows, as they stand, in one statement. What was recorded
-   * before goes in first, so the feed keeps the transaction's order. `walked`: a batch of a
-   * cancel's walk (changesInsertFromJobs).
+   * Records one transition of many jobs read in this transaction (a bulk batch; `entries`
+   * their [seq, walk_bucket] pairs as a JSON array, see changesInsertFromJobs) from their
+   * rows, as they stand, in one statement. What was recorded before goes in first, so the
+   * feed keeps the transaction's order.
    */
-  recordJobs(
-    c: { kind: ChangeKind; status: JobStatus },
-    seqs: string,
-    at: number,
-    walked: boolean,
-  ): void {
+  recordJobs(c: { kind: ChangeKind; status: JobStatus }, entries: string, at: number): void {
     this.changes.flush(this.db);
-    const walk = walked ? 1 : 0;
-    this.s.changesInsertFromJobs.run({ kind: c.kind, status: c.status, seqs, at, walked: walk });
+    this.s.changesInsertFromJobs.run({ kind: c.kind, status: c.status, entries, at });
   }
 
   private idNow = 0;

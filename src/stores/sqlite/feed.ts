@@ -59,13 +59,22 @@ export class ChangeBuffer {
 }
 
 /**
- * Deletes a job's feed rows (an erase): those under index changes_job, and those a bulk
- * cancel walked by bucket wrote, under changes_walk at the job's bucket (migration 13; a
- * cancelled job's bucket never changes after).
+ * Deletes a job's feed rows (an erase; call before its tag entries go): those under index
+ * changes_job, and those a bulk cancel walking one of its tags wrote, under changes_walk at
+ * that tag entry's walk_bucket (migration 13).
  */
-export function feedDrop(s: Statements, job: { tenant: string; id: string; bucket: number }): void {
+export function feedDrop(
+  s: Statements,
+  job: { tenant: string; id: string; tags: readonly string[] },
+): void {
   s.changesDeleteByJob.run(job.id, job.tenant);
-  s.changesDeleteByJobWalk.run(job.bucket, job.id, job.tenant);
+  const walks = new Set<number>();
+  for (const tag of job.tags) {
+    const entry = s.tagWalkBucket.get(job.tenant, tag, job.id) as
+      { walk_bucket: number } | undefined;
+    if (entry) walks.add(entry.walk_bucket);
+  }
+  for (const walk of walks) s.changesDeleteByJobWalk.run(walk, job.id, job.tenant);
 }
 
 interface ChangeRow {

@@ -4,7 +4,7 @@ import type { InsertResult } from "../../store/store.js";
 import { tagsColumn } from "../../core/tags.js";
 import { callbacksColumn } from "../../core/callbacks.js";
 import type { SqliteContext } from "./context.js";
-import { tagsAdd, tagsDrop } from "./tags.js";
+import { tagsAdd, tagsReplace } from "./tags.js";
 import { pauseCovering, type Pause } from "../../core/pause.js";
 import { INSERT_BATCH_ROWS, jobInsertRows } from "./insert-statements.js";
 import { activePauses, holdJobs } from "./held.js";
@@ -141,7 +141,7 @@ function placeRows(
   for (let i = 0; i < rows.length; i++) {
     const { j, bucket, pause } = rows[i]!;
     const seq = seqs[i]!;
-    tagsAdd(ctx.s, j, seq);
+    tagsAdd(ctx.s, j, seq, bucket);
     if (j.key !== null) ctx.s.liveKeySet.run(j.tenant, j.key, seq);
     if (pause) {
       const held = { seq, id: j.id, tenant: j.tenant, dueAt: j.dueAt, attempts: 0 };
@@ -160,7 +160,7 @@ function placeRows(
 
 /**
  * The live holder of a key met by a new job: kept (`keep`), too late (claimed), or replaced
- * in place: its row takes the new definition (tags included: its index entries are replaced) and moves between buckets and the hot index as
+ * in place: its row takes the new definition (tags included: tagsReplace) and moves between buckets and the hot index as
  * a reschedule does.
  */
 function answerHolder(
@@ -189,8 +189,7 @@ function answerHolder(
     callbacks: callbacksColumn(j.callbacks),
     now,
   });
-  tagsDrop(ctx.s, holder);
-  tagsAdd(ctx.s, { tenant: holder.tenant, id: holder.id, tags: j.tags }, seq);
+  tagsReplace(ctx.s, holder, j.tags, seq, bucket);
   ctx.s.hotDelete.run({ seq, dueAt: holder.dueAt });
   ctx.placeInHot({ seq, bucket, due_at: dueAt, tenant: holder.tenant });
   deltas.move(holder.tenant, "pending", "pending", holder.bucket, bucket);

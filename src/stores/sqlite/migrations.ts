@@ -42,8 +42,8 @@
  * Since version 11 a jobs row carries `callbacks` (its outcome callback URLs, JSON) and
  * `callback_of` (on a callback job, the job it reports on).
  * Since version 12 an `operations` row carries its idempotency `key`, unique per tenant.
- * Since version 13 a bulk cancel by tag walks its jobs by bucket through `operation_walk`, and
- * the feed rows it writes carry `walk_bucket` (index changes_walk).
+ * Since version 13 a `job_tags` entry carries `walk_bucket`, the order bulk operations walk a
+ * tag in (index job_tags_walk), and so do the feed rows a cancel so walked writes.
  * Retention deletes a finished job's `finished` row, its `jobs` row and its tag entries
  * together.
  */
@@ -348,25 +348,36 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE operations ADD COLUMN key TEXT;
   CREATE UNIQUE INDEX operations_key ON operations (tenant, key) WHERE key IS NOT NULL;
   `,
-  // Version 13: a bulk cancel by tag walks its jobs by bucket (operations.ts). It reads the
-  // tag's entries a chunk at a time in job id order (cheap: consecutive rows) into
-  // `operation_walk`, keyed by (op_id, bucket, job_id), and cancels from its front in that
-  // order, deleting what it walked: a batch then holds jobs due close together, so its
-  // outcome rows land on a few neighbouring pages of finished_due instead of one page a job
-  // (due times have nothing to do with ids; measured in docs/benchmarks.md). The feed rows of
-  // such a batch carry the job's bucket in `walk_bucket` and go under changes_walk
-  // (walk_bucket, job_id), to which they append in that order; changes_job keeps every other
-  // row (walk_bucket NULL): with one index on job_id for all rows, the walk's random inserts
-  // only moved from finished_due to changes_job. An erase deletes a job's rows under both
-  // (feed.ts feedDrop). Nullable column: no row is rewritten.
+  // Version 13: the order a bulk operation walks a tag in (operations.ts). A tag entry keeps
+  // `walk_bucket`, the job's bucket when the entry was written (never updated: a reschedule
+  // or retry still touches no tag entry), and job_tags_walk orders a tag's entries by it,
+  // then by job id, covering the seq. A batch walked in that order holds jobs due close
+  // together, so the outcome rows a cancel writes land on a few neighbouring pages of
+  // finished_due instead of one page a job (job id order: due times all over the index;
+  // measured in docs/benchmarks.md). Entries of one bucket are written in id order, so the
+  // index appends within each bucket as jobs_bucket does. The table is rebuilt (no default
+  // for the column: a writer that leaves it out fails).
+  // The feed rows such a cancel writes carry the walk_bucket of the entry walked, and
+  // changes_walk (walk_bucket, job_id) indexes them, in the order they are written; changes_job
+  // keeps every other row (walk_bucket NULL). With one index on job_id for all rows, a
+  // cancel walked in this order put one random entry a job into it instead (the cost moved
+  // from finished_due to changes_job). An erase finds a job's rows under both: changes_job,
+  // and changes_walk at the walk_bucket of each of its tag entries (feed.ts).
   `
-  CREATE TABLE operation_walk (
-    op_id  TEXT NOT NULL,
-    bucket INTEGER NOT NULL,
-    job_id TEXT NOT NULL,
-    seq    INTEGER NOT NULL,
-    PRIMARY KEY (op_id, bucket, job_id)
+  CREATE TABLE job_tags_v13 (
+    tenant      TEXT NOT NULL,
+    tag         TEXT NOT NULL,
+    job_id      TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    walk_bucket INTEGER NOT NULL,
+    PRIMARY KEY (tenant, tag, job_id)
   ) WITHOUT ROWID;
+  INSERT INTO job_tags_v13 (tenant, tag, job_id, seq, walk_bucket)
+    SELECT t.tenant, t.tag, t.job_id, t.seq, coalesce(j.bucket, 0)
+    FROM job_tags t LEFT JOIN jobs j ON j.seq = t.seq;
+  DROP TABLE job_tags;
+  ALTER TABLE job_tags_v13 RENAME TO job_tags;
+  CREATE INDEX job_tags_walk ON job_tags (tenant, tag, walk_bucket, job_id, seq);
   ALTER TABLE changes ADD COLUMN walk_bucket INTEGER;
   DROP INDEX changes_job;
   CREATE INDEX changes_job ON changes (job_id) WHERE walk_bucket IS NULL;

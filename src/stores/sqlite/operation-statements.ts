@@ -39,54 +39,40 @@ export const OPERATION_SQL = {
     LEFT JOIN finished f ON f.due_at = j.due_at AND f.id = j.id
     WHERE j.seq > ? AND j.tenant = ? ORDER BY j.seq LIMIT ?`,
   /**
-   * A batch of a filter with tags (walkedTag): at most @limit entries of the tag's primary key
-   * range (tenant, tag, job_id) after @afterId, each entry's job by its seq (rowid), as
-   * statements.ts tagPage reads them, in JOB_STATE_COLUMNS (raw).
+   * A batch of a filter with tags (walkedTag) whose cursor is a bare job id (an operation
+   * started before migration 13, which walks to its end in the order it began): at most
+   * @limit entries of the tag's primary key range (tenant, tag, job_id) after @afterId, each
+   * entry's job by its seq (rowid), as statements.ts tagPage reads them, in
+   * JOB_STATE_COLUMNS (raw).
    */
   operationStateByTag: `SELECT ${JOB_STATE_COLUMNS} ${TAG_PAGE_FROM}`,
   /**
-   * A cancel walked by bucket (operation-walk.ts): where the tag's next `@limit` entries after
-   * @afterId end (primary key range, in job id order), and how many there are.
+   * A batch of a filter with tags in the walk's order (migration 13): at most @limit entries
+   * of index job_tags_walk (tenant, tag, walk_bucket, job_id, seq) after (@afterBucket,
+   * @afterId), each entry's job by its seq (rowid), in JOB_STATE_COLUMNS (raw) with the
+   * entry's walk_bucket last (the cursor). The jobs of a batch were due close together when
+   * tagged, so the outcome rows a cancel writes share pages of finished_due, and its
+   * look-ups of finished_due read those same pages.
    */
-  operationWalkChunkEnd: `SELECT max(job_id) AS last, count(*) AS n FROM (
-      SELECT job_id FROM job_tags WHERE tenant = @tenant AND tag = @tag AND job_id > @afterId
-      ORDER BY job_id LIMIT @limit
-    )`,
-  /**
-   * Those entries copied into operation_walk with each job's bucket (its row by seq, rowid:
-   * consecutive ids, consecutive rows), sorted first so each bucket's run is appended to.
-   */
-  operationWalkPlan: `INSERT INTO operation_walk (op_id, bucket, job_id, seq)
-    SELECT @op, j.bucket, t.job_id, t.seq FROM job_tags t CROSS JOIN jobs j ON j.seq = t.seq
-    WHERE t.tenant = @tenant AND t.tag = @tag AND t.job_id > @afterId AND t.job_id <= @upTo
-    ORDER BY j.bucket, t.job_id`,
-  /**
-   * The walk's next entries (primary key prefix, in (bucket, job id) order), each with its
-   * job by seq (rowid) in JOB_STATE_COLUMNS (raw), then the entry's bucket and job id: a job
-   * gone since it was planned comes back as nulls but those two (passed over).
-   */
-  operationStateByWalk: `SELECT ${JOB_STATE_COLUMNS}, w.bucket, w.job_id FROM (
-      SELECT bucket, job_id, seq FROM operation_walk WHERE op_id = @op
-      ORDER BY bucket, job_id LIMIT @limit
-    ) w
-    LEFT JOIN jobs j ON j.seq = w.seq
+  operationStateByTagWalk: `SELECT ${JOB_STATE_COLUMNS}, t.walk_bucket FROM (
+      SELECT walk_bucket, job_id, seq FROM job_tags INDEXED BY job_tags_walk
+      WHERE tenant = @tenant AND tag = @tag AND (walk_bucket, job_id) > (@afterBucket, @afterId)
+      ORDER BY walk_bucket, job_id LIMIT @limit
+    ) t
+    CROSS JOIN jobs j ON j.seq = t.seq
     LEFT JOIN claims c ON c.id = j.id
     LEFT JOIN finished f ON f.due_at = j.due_at AND f.id = j.id
-    ORDER BY w.bucket, w.job_id`,
-  /** The walked prefix, through the last entry a batch read. */
-  operationWalkDelete: `DELETE FROM operation_walk WHERE op_id = @op
-    AND (bucket, job_id) <= (@bucket, @jobId)`,
-  /** What a cancelled operation had planned and not walked (at most a chunk). */
-  operationWalkDrop: `DELETE FROM operation_walk WHERE op_id = ?`,
+    ORDER BY t.walk_bucket, t.job_id`,
   /** An erased job's outcome (unique index finished_due). */
   finishedDeleteByJob: `DELETE FROM finished WHERE due_at = ? AND id = ?`,
   /**
-   * An erased job's feed rows (feed.ts feedDrop): those written outside a cancel's walk
-   * (partial index changes_job), and those a walked cancel wrote at the job's bucket
-   * (changes_walk).
+   * An erased job's feed rows (feed.ts feedDrop): those written outside a tag walk (partial
+   * index changes_job), and those a tag walk wrote at one walk_bucket (changes_walk).
    */
   changesDeleteByJob: `DELETE FROM changes
     WHERE job_id = ? AND walk_bucket IS NULL AND tenant = ?`,
   changesDeleteByJobWalk: `DELETE FROM changes
     WHERE walk_bucket = ? AND job_id = ? AND tenant = ?`,
+  /** The walk_bucket of a job's entry of a tag (primary key). */
+  tagWalkBucket: `SELECT walk_bucket FROM job_tags WHERE tenant = ? AND tag = ? AND job_id = ?`,
 };

@@ -15,12 +15,17 @@ import {
   type OperationRow,
 } from "../../store/operation-row.js";
 import type { OperationsListParams } from "../../store/store.js";
-import { cancelPending, movePendingOrDead } from "./changes.js";
+import { cancelPending, movePendingOrDead, type WalkOf } from "./changes.js";
+import { feedDrop } from "./feed.js";
 import type { SqliteContext } from "./context.js";
 import { releaseFinished } from "./held.js";
-import { CounterDeltas, rowToState, type JobTuple, type StoredState } from "./rows.js";
-import { feedDrop } from "./feed.js";
-import { isWalkCursor, stepCancelWalk } from "./operation-walk.js";
+import {
+  CounterDeltas,
+  JOB_STATE_COLUMN_NAMES,
+  rowToState,
+  type JobTuple,
+  type StoredState,
+} from "./rows.js";
 import { tagsDrop } from "./tags.js";
 
 /**
@@ -41,6 +46,7 @@ type Action = (
   op: Operation,
   now: number,
   d: CounterDeltas,
+  walkOf: WalkOf,
 ) => number;
 
 /** A kind acting job by job: how many `act` changed. */
@@ -59,8 +65,8 @@ const eachJob =
 
 const ACTIONS: Readonly<Record<OperationKind, Action>> = {
   count: (_ctx, jobs) => jobs.length,
-  cancel: (ctx, jobs, _op, now, d) => {
-    cancelPending(ctx, jobs, now, d);
+  cancel: (ctx, jobs, _op, now, d, walkOf) => {
+    cancelPending(ctx, jobs, now, d, walkOf);
     return jobs.length;
   },
   reschedule: eachJob(moveTo),
@@ -99,8 +105,8 @@ function eraseJob(ctx: SqliteContext, j: StoredState, d: CounterDeltas): void {
   }
   d.status(job.tenant, job.status, -1);
   if (job.key !== null) ctx.s.liveKeyDelete.run(job.tenant, job.key, j.seq);
-  tagsDrop(ctx.s, job);
   feedDrop(ctx.s, job);
+  tagsDrop(ctx.s, job);
   ctx.s.jobDeleteBySeq.run(j.seq);
 }
 
@@ -141,7 +147,6 @@ export function cancelOperation(
   if (!op || (op.state !== "queued" && op.state !== "running")) return op;
   const cancelled: Operation = { ...op, state: "cancelled", updatedAt: p.now, finishedAt: p.now };
   ctx.s.operationWrite.run(operationToRow(cancelled));
-  ctx.s.operationWalkDrop.run(op.id);
   return cancelled;
 }
 
@@ -153,24 +158,20 @@ export function stepOperation(
   const op = getOperation(ctx, p.id);
   if (!op) return null;
   if (op.state !== "queued" && op.state !== "running") return { operation: op, scanned: 0 };
-  const tag = walkedTag(op.filter);
-  if (tag !== undefined && op.kind === "cancel" && isWalkCursor(op.cursor)) {
-    return stepCancelWalk(ctx, op, tag, p);
-  }
-  const rows = readBatch(ctx, op, tag, p.limit).map(rowToState);
+  const batch = readBatch(ctx, op, walkedTag(op.filter), p.limit);
+  const rows = batch.rows.map(rowToState);
   const matching = rows.filter((r) => matchesFilter(op.filter, r.job));
   const acted = matching.filter((r) => decide(op, r.job) === "act");
   const deltas = new CounterDeltas();
-  const changed = ACTIONS[op.kind](ctx, acted, op, p.now, deltas);
+  const changed = ACTIONS[op.kind](ctx, acted, op, p.now, deltas, batch.walkOf);
   ctx.flush(deltas);
-  const last = rows[rows.length - 1];
   const next = afterBatch(
     op,
     {
       scanned: rows.length,
       changed,
       skipped: matching.length - changed,
-      cursor: last === undefined ? null : tag === undefined ? String(last.seq) : last.job.id,
+      cursor: batch.cursor,
       limit: p.limit,
     },
     p.now,
@@ -179,29 +180,86 @@ export function stepOperation(
   return { operation: next, scanned: rows.length };
 }
 
+/** A batch's rows (JOB_STATE_COLUMNS) and the cursor after its last one (null: none read). */
+interface Batch {
+  readonly rows: JobTuple[];
+  readonly cursor: string | null;
+  /** The walk_bucket of the tag entry each job was met by, in a tag walk. */
+  readonly walkOf: WalkOf;
+}
+
+const NO_WALK: WalkOf = () => null;
+
+/** Position of the tag entry's walk_bucket in an operationStateByTagWalk row. */
+const WALK_BUCKET = JOB_STATE_COLUMN_NAMES.length;
+
 /**
- * A batch's jobs after the cursor, as JOB_STATE_COLUMNS rows: with a tag (walkedTag), the
- * tenant's entries of it in job id order (operationStateByTag, the cursor a job id); else the
- * tenant's jobs in seq order (operationStateBySeq, the cursor a seq). A cancel by tag walks by
- * bucket instead (operation-walk.ts), but one begun before migration 13 (its cursor a job id),
- * and the other kinds stay in id order: they rewrite (reschedule, retry) or delete (erase)
- * each job's row, and consecutive rows share pages in id order (measured against the bucket
- * order in docs/benchmarks.md).
+ * Whether a kind walks a tag by (walk_bucket, job id) rather than by job id. A cancel writes
+ * outcome rows (index finished_due, in due order) and feed rows, which the bucket order keeps
+ * on neighbouring pages. The kinds that rewrite (reschedule, retry) or delete (erase) each
+ * job's row are cheaper in id order, where consecutive rows share pages: 200k jobs of one
+ * tag back to back, reschedule 16.3 us of CPU a job in id order against 25.8 in bucket
+ * order, erase 25.5 against 35.1 (docs/benchmarks.md). A count only reads.
+ */
+function walksByBucket(kind: Operation["kind"]): boolean {
+  return kind === "cancel";
+}
+
+/**
+ * A batch's jobs after the cursor. With a tag (walkedTag), the tenant's entries of it: for a
+ * cancel in the walk's order, (walk_bucket, job id) (operationStateByTagWalk; the cursor
+ * "<walk_bucket>/<job id>"), else in job id order (operationStateByTag; the cursor a job id,
+ * as a cancel begun before migration 13 keeps): a job keeps its id and its entries through
+ * every transition, so no job is met twice. Without a tag, the tenant's jobs in seq order
+ * (operationStateBySeq, the cursor a seq).
  */
 function readBatch(
   ctx: SqliteContext,
   op: Operation,
   tag: string | undefined,
   limit: number,
-): JobTuple[] {
-  if (tag !== undefined) {
-    return ctx.s.operationStateByTag.all({
+): Batch {
+  const cursorOf = (rows: JobTuple[], at: (r: JobTuple) => string): string | null => {
+    const last = rows[rows.length - 1];
+    return last === undefined ? null : at(last);
+  };
+  if (tag === undefined) {
+    const after = op.cursor === null ? 0 : Number(op.cursor);
+    const rows = ctx.s.operationStateBySeq.all(after, op.tenant, limit) as JobTuple[];
+    return { rows, cursor: cursorOf(rows, (r) => String(r[0])), walkOf: NO_WALK };
+  }
+  const walk = walksByBucket(op.kind) ? walkPosition(op.cursor) : null;
+  if (walk === null) {
+    const rows = ctx.s.operationStateByTag.all({
       tenant: op.tenant,
       tag,
       afterId: op.cursor ?? "",
       limit,
     }) as JobTuple[];
+    return { rows, cursor: cursorOf(rows, (r) => r[1] as string), walkOf: NO_WALK };
   }
-  const after = op.cursor === null ? 0 : Number(op.cursor);
-  return ctx.s.operationStateBySeq.all(after, op.tenant, limit) as JobTuple[];
+  const rows = ctx.s.operationStateByTagWalk.all({
+    tenant: op.tenant,
+    tag,
+    afterBucket: walk.bucket,
+    afterId: walk.id,
+    limit,
+  }) as JobTuple[];
+  const walks = new Map(rows.map((r) => [r[0] as number, r[WALK_BUCKET] as number]));
+  return {
+    rows,
+    cursor: cursorOf(rows, (r) => `${r[WALK_BUCKET] as number}/${r[1] as string}`),
+    walkOf: (seq) => walks.get(seq) ?? null,
+  };
+}
+
+/**
+ * Where a cancel's tag walk stands: before every entry for no cursor, after (walk_bucket, id)
+ * for "<walk_bucket>/<id>"; null for a bare job id (a walk in job id order, see readBatch).
+ */
+function walkPosition(cursor: string | null): { bucket: number; id: string } | null {
+  if (cursor === null) return { bucket: Number.MIN_SAFE_INTEGER, id: "" };
+  const slash = cursor.indexOf("/");
+  if (slash < 0) return null;
+  return { bucket: Number(cursor.slice(0, slash)), id: cursor.slice(slash + 1) };
 }

@@ -37,16 +37,14 @@ export const SQL = {
   metaGet: `SELECT value FROM meta WHERE name = ?`,
 
   /**
-   * The same transition of many jobs (a bulk batch; @seqs a JSON array), from their rows in
-   * one statement, in the array's order: no JSON row is built per change. A batch of a
-   * cancel's walk (@walked 1, operations.ts) marks its rows with each job's bucket, which puts
-   * them under index changes_walk instead of changes_job (migration 13).
+   * The same transition of many jobs (a bulk batch; @entries a JSON array of [seq,
+   * walk_bucket] pairs, the walk_bucket null but in a tag walk, see migration 13), from their
+   * rows in one statement, in the array's order: no JSON row is built per change.
    */
   changesInsertFromJobs: `INSERT INTO changes (tenant, job_id, kind, status, due_at, attempts,
       error, at, walk_bucket)
-    SELECT j.tenant, j.id, @kind, @status, j.due_at, j.attempts, NULL, @at,
-      CASE WHEN @walked THEN j.bucket END
-    FROM json_each(@seqs) e CROSS JOIN jobs j ON j.seq = e.value ORDER BY e.key`,
+    SELECT j.tenant, j.id, @kind, @status, j.due_at, j.attempts, NULL, @at, e.value ->> 1
+    FROM json_each(@entries) e CROSS JOIN jobs j ON j.seq = e.value ->> 0 ORDER BY e.key`,
   /** The highest seq ever given (AUTOINCREMENT's own record; 0 before the first change). */
   changesHead: `SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'changes'), 0) AS seq`,
   /** A page after a position, up to the head read before it (primary key range). */
@@ -346,7 +344,7 @@ export const SQL = {
     ORDER BY f.due_at, f.id LIMIT @limit`,
 
   /** The tag index (job_tags, see migrations.ts): one entry per tag of a job. */
-  tagInsert: `INSERT INTO job_tags (tenant, tag, job_id, seq) VALUES (?, ?, ?, ?)`,
+  tagInsert: `INSERT INTO job_tags (tenant, tag, job_id, seq, walk_bucket) VALUES (?, ?, ?, ?, ?)`,
   tagDelete: `DELETE FROM job_tags WHERE tenant = ? AND tag = ? AND job_id = ?`,
   /**
    * A page of a tag: at most @limit entries of the primary key range (tenant, tag, job_id)
@@ -384,7 +382,7 @@ export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
   "jobById",
   "operationStateBySeq",
   "operationStateByTag",
-  "operationStateByWalk",
+  "operationStateByTagWalk",
   "jobBySeq",
   "claimRead",
   "listPendingInBucket",

@@ -9,13 +9,17 @@ import { rowToJob, type JobTuple } from "./rows.js";
  * the index and the rows never disagree.
  */
 
-/** Index entries for a job's tags (call inside the write transaction that stores them). */
+/**
+ * Index entries for a job's tags (call inside the write transaction that stores them), each
+ * placed in the bulk walk's order by the job's bucket now (`walk_bucket`, migration 13).
+ */
 export function tagsAdd(
   s: Statements,
   job: { tenant: string; id: string; tags?: readonly string[] },
   seq: number,
+  bucket: number,
 ): void {
-  for (const tag of job.tags ?? []) s.tagInsert.run(job.tenant, tag, job.id, seq);
+  for (const tag of job.tags ?? []) s.tagInsert.run(job.tenant, tag, job.id, seq, bucket);
 }
 
 /** Removes a job's entries (its tags as its row holds them). */
@@ -24,6 +28,24 @@ export function tagsDrop(
   job: { tenant: string; id: string; tags: readonly string[] },
 ): void {
   for (const tag of job.tags) s.tagDelete.run(job.tenant, tag, job.id);
+}
+
+/**
+ * A job's tags replaced (keyMode replace): the entries of tags it keeps stay as they are, so a
+ * bulk operation walking one of them never meets the job a second time at a new place; the
+ * tags it drops lose their entries and the new ones get entries at `bucket`.
+ */
+export function tagsReplace(
+  s: Statements,
+  job: { tenant: string; id: string; tags: readonly string[] },
+  tags: readonly string[] | undefined,
+  seq: number,
+  bucket: number,
+): void {
+  const next = new Set(tags ?? []);
+  const kept = new Set(job.tags);
+  tagsDrop(s, { ...job, tags: job.tags.filter((t) => !next.has(t)) });
+  tagsAdd(s, { ...job, tags: [...next].filter((t) => !kept.has(t)) }, seq, bucket);
 }
 
 /** Positions of the status and due time in a raw job row (JOB_COLUMN_NAMES). */
