@@ -1,4 +1,4 @@
-import { parseChangeCursor, type ChangesPage, type StoredChange } from "../core/change.js";
+import { parseResumeCursor, type ChangesPage, type StoredChange } from "../core/change.js";
 import { validateTenant } from "../core/schedule-input.js";
 import { requireInteger } from "../core/validate.js";
 import type { Store } from "../store/store.js";
@@ -20,9 +20,9 @@ export interface ChangesQuery {
 
 /**
  * One page of the durable change feed, checked once for every surface (library, HTTP
- * `?after=&limit=`, the SSE stream's `Last-Event-ID`): a bad cursor or limit is an
- * InvalidJobError naming the field; a cursor older than what retention kept is a
- * ChangeCursorExpiredError saying where to start again.
+ * `?after=&limit=`, the SSE stream's `Last-Event-ID`): a bad cursor or limit, or a cursor past
+ * the feed's head (one it never gave), is an InvalidJobError naming the field; a cursor older
+ * than what retention kept is a ChangeCursorExpiredError saying where to start again.
  */
 export async function readChangesPage(store: Store, q: ChangesQuery): Promise<ChangesPage> {
   const tenant = q.tenant === undefined ? undefined : validateTenant(q.tenant);
@@ -30,7 +30,14 @@ export async function readChangesPage(store: Store, q: ChangesQuery): Promise<Ch
     q.limit === undefined
       ? DEFAULT_CHANGES_PAGE
       : requireInteger(q.limit, "limit", 1, MAX_CHANGES_PAGE);
-  const after = q.after === undefined ? undefined : parseChangeCursor(q.after, "after");
+  const after =
+    q.after === undefined
+      ? undefined
+      : parseResumeCursor(
+          q.after,
+          "after",
+          await store.changesHead(tenant === undefined ? {} : { tenant }),
+        );
   return store.changesRead({
     ...(tenant === undefined ? {} : { tenant }),
     ...(after === undefined ? {} : { after }),

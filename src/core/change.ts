@@ -124,3 +124,16 @@ export function compareChangePositions(a: ChangePosition, b: ChangePosition): nu
   if (a.tx !== b.tx) return a.tx < b.tx ? -1 : 1;
   return a.seq === b.seq ? 0 : a.seq < b.seq ? -1 : 1;
 }
+
+/**
+ * A cursor to read on after (parseChangeCursor), refused past the feed's `head`: the feed
+ * never gave it, and reading after it would skip every change until the feed reached it.
+ * The one check of the feed page (library, HTTP) and of a resumed event stream.
+ */
+export function parseResumeCursor(text: unknown, field: string, head: string): ChangePosition {
+  const pos = parseChangeCursor(text, field);
+  if (compareChangePositions(pos, parseChangeCursor(head)) > 0) {
+    throw new InvalidJobError(field, `a cursor this feed gave (at most its head ${head})`, text);
+  }
+  return pos;
+}

@@ -61,3 +61,17 @@ it("answers bad input with 400 naming the field, never a 500", async () => {
   }
   expect((await t.api("GET", "/v1/changes", { key: null })).status).toBe(401);
 });
+
+it("refuses a cursor past the feed's head, as the event stream does, and takes the head", async () => {
+  t = await startTestService();
+  await t.api("POST", "/v1/jobs", {
+    body: { dueAt: "in 1 hour", target: "https://example.com/h" },
+  });
+  const page = await t.api("GET", "/v1/changes");
+  const head = page.body.next as string;
+  expect((await t.api("GET", `/v1/changes?after=${head}`)).status).toBe(200);
+  const past = await t.api("GET", `/v1/changes?after=${BigInt(head) + 1000n}`);
+  expect(past.status).toBe(400);
+  expect(past.body.error).toMatchObject({ field: "after" });
+  expect(past.body.error.expected).toMatch(/at most its head/);
+});
