@@ -65,7 +65,7 @@ export const MAX_INSTANT = 253_402_300_799_999;
  * Longest time text read, in characters. Every reader below is linear, but chrono-node's own
  * expressions are not all so: capped here, its worst measured case is a few milliseconds
  * (docs/benchmarks.md, `npm run bench:time-text`). The longest sensible text ("next friday at
- * 17:30 Europe/Paris", "in 1 week 2 days 3 hours and 4 minutes") is under 60.
+ * 17:30", "in 1 week 2 days 3 hours and 4 minutes") is under 60.
  */
 export const MAX_TIME_TEXT = 200;
 
@@ -173,8 +173,21 @@ function readNaturalTime(
     { forwardDate: true },
   );
   const first = parsed[0];
-  if (!first || first.text.length < text.replace(/^(?:at|on)\s+/i, "").length * 0.6) {
-    throw new InvalidJobError(field, EXPECTED, value);
+  if (!first) throw new InvalidJobError(field, EXPECTED, value);
+  // Every word must be read: "tomorrow 9am banana" or "friday 9am Europe/Paris" would be
+  // read as "tomorrow 9am" and "friday 9am" in timeZone, silently.
+  const rest = (text.slice(0, first.index) + " " + text.slice(first.index + first.text.length))
+    .replace(/[\s.,;:!?]+/gu, " ")
+    .trim();
+  if (rest !== "") {
+    const zone = /^[A-Za-z_]+(?:\/[A-Za-z0-9_+-]+)+$|^UTC$/i.test(rest);
+    throw new InvalidJobError(
+      field,
+      zone
+        ? `${EXPECTED}, with the zone in timeZone (--tz), not in the text ("${rest}" was not read)`
+        : `${EXPECTED}, every word of it read ("${rest}" was not)`,
+      value,
+    );
   }
   const comp = first.start;
   // chrono resolves wall-clock fields; rebuild the instant in the requested zone so DST

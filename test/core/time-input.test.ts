@@ -87,6 +87,22 @@ describe("parseDueTime", () => {
     }
   });
 
+  it("refuses a text with words chrono did not read, instead of dropping them", () => {
+    expect(() => parseDueTime("tomorrow 9am banana", { now: NOW })).toThrow(
+      /^dueAt: expected .*, every word of it read \("banana" was not\), received "tomorrow 9am banana"$/,
+    );
+    expect(() => parseDueTime("next friday at 17:30 Europe/Paris", { now: NOW })).toThrow(
+      /with the zone in timeZone \(--tz\), not in the text \("Europe\/Paris" was not read\)/,
+    );
+    expect(() => parseDueTime("remind me tomorrow at 9", { now: NOW })).toThrow(
+      /"remind me" was not/,
+    );
+    // punctuation around a time read whole is no word
+    expect(parseDueTime("tomorrow, 9am.", { now: NOW })).toBe(
+      parseDueTime("tomorrow 9am", { now: NOW }),
+    );
+  });
+
   it("refuses a recurring phrase instead of reading it as its next time", () => {
     // chrono alone read "every monday at 9am" as the next Monday 09:00: one job, no series.
     for (const text of ["every monday at 9am", "Each day at 8", "every 15 minutes"]) {
