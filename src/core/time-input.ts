@@ -180,7 +180,7 @@ function readNaturalTime(
     .replace(/[\s.,;:!?]+/gu, " ")
     .trim();
   if (rest !== "") {
-    const zone = /^[A-Za-z_]+(?:\/[A-Za-z0-9_+-]+)+$|^UTC$/i.test(rest);
+    const zone = /^[a-z_]+(?:\/[a-z0-9_+-]+)+$|^UTC$/i.test(rest);
     throw new InvalidJobError(
       field,
       zone
