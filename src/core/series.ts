@@ -1,4 +1,5 @@
 import type { JsonValue, NewJob } from "./job.js";
+import { advanceStep, occurrenceExpireAfterMs, type MisfirePolicy } from "./series-advance.js";
 import {
   compileRecurrence,
   ruleParts,
@@ -38,17 +39,7 @@ export const SCHEDULE_STATES: readonly ScheduleState[] = Object.freeze([
   "ended",
 ]);
 
-/**
- * What a series does with occurrences missed while nothing fired (downtime):
- *  - `fire-once`: the oldest missed occurrence fires, standing for all of them; the series then
- *    goes on from the first occurrence after now (the default);
- *  - `fire-all`: every missed occurrence fires, oldest first, at most `misfireLimit` of them
- *    in one catch-up; the rest are skipped;
- *  - `skip`: none fires (the one pending expires after `misfireToleranceMs`, recorded); the
- *    series goes on from the first occurrence after now.
- * Skipped occurrences are counted in `missedCount`, and `lastMisfireAt` says when.
- */
-export type MisfirePolicy = "fire-once" | "fire-all" | "skip";
+export type { MisfirePolicy };
 
 export const MISFIRE_POLICIES: readonly MisfirePolicy[] = Object.freeze([
   "fire-once",
@@ -189,8 +180,6 @@ export type SeriesDefinitionFields = Pick<
 export const DEFAULT_MISFIRE_LIMIT = 100;
 /** Default `misfireToleranceMs` of `skip`: one minute late still fires. */
 export const DEFAULT_MISFIRE_TOLERANCE_MS = 60_000;
-/** Most occurrences counted one by one when skipping a backlog (then one jump to now). */
-const MAX_SKIP_STEPS = 10_000;
 
 type RecurrenceFields = Pick<
   Schedule,
@@ -281,8 +270,7 @@ export function occurrenceJob(s: Schedule, o: Occurrence, id: string): NewJob {
     target: t.target,
     targetOptions: t.targetOptions,
     maxAttempts: t.maxAttempts,
-    expireAfterMs:
-      s.misfire === "skip" ? (t.expireAfterMs ?? s.misfireToleranceMs) : t.expireAfterMs,
+    expireAfterMs: occurrenceExpireAfterMs(s.misfire, t.expireAfterMs, s.misfireToleranceMs),
     scheduleId: s.id,
     nominal: o.key,
   };
@@ -365,73 +353,16 @@ export function advanceSeries(
   now: number,
   newId: () => string,
 ): { schedule: Schedule; job: NewJob | null; missed: number } {
-  const fired = s.firedCount + 1;
-  const claimedAt = s.nextAt ?? now;
-  // skip: the pending occurrence itself expires when it is claimed past its tolerance
-  const claimedMissed =
-    s.misfire === "skip" && now - claimedAt > (s.template.expireAfterMs ?? s.misfireToleranceMs)
-      ? 1
-      : 0;
-  if (s.count !== null && fired >= s.count) {
-    const counted = { firedCount: fired, lastJobId: s.nextJobId };
-    const ended = withNext(s, null, newId, now, counted);
-    return { schedule: ended.schedule, job: ended.job, missed: claimedMissed };
-  }
-  const r = recurrenceOf(s);
-  let next = r.next(claimedAt);
-  let missed = claimedMissed;
-  let catchUp = 0;
-  if (next !== null && next.at <= now) {
-    if (s.misfire === "fire-all" && s.catchUpFired < s.misfireLimit) {
-      catchUp = s.catchUpFired + 1;
-    } else {
-      const skipped = skipPast(r, next, now);
-      next = skipped.next;
-      missed += skipped.count;
-    }
-  }
+  const a = advanceStep(s, s.template.expireAfterMs, () => recurrenceOf(s), now);
   // the result built field by field, not `{ ...withNext(...), missed }` (see newSeriesRecord)
-  const { schedule, job } = withNext(s, next, newId, now, {
-    firedCount: fired,
-    lastJobId: s.nextJobId,
-    missedCount: s.missedCount + missed,
-    lastMisfireAt: missed > 0 ? now : s.lastMisfireAt,
-    catchUpFired: catchUp,
+  const { schedule, job } = withNext(s, a.next, newId, now, {
+    firedCount: a.firedCount,
+    lastJobId: a.lastJobId,
+    missedCount: a.missedCount,
+    lastMisfireAt: a.lastMisfireAt,
+    catchUpFired: a.catchUpFired,
   });
-  return { schedule, job, missed };
-}
-
-/**
- * The last skipPast answer of each compiled rule (compileRecurrence shares one per spec). The
- * series of one rule missed together (a catch-up after downtime) step from the same missed
- * occurrence to the same now, and each walked the whole chain of missed occurrences again:
- * up to MAX_SKIP_STEPS next() calls a series, where the rule's own cache of one question
- * helps none (each step asks a new one).
- */
-const lastSkip = new WeakMap<
-  Recurrence,
-  { from: number; now: number; next: Occurrence | null; count: number }
->();
-
-/** Steps past every occurrence at or before `now`, counting them (bounded, then one jump). */
-function skipPast(
-  r: Recurrence,
-  first: Occurrence,
-  now: number,
-): { next: Occurrence | null; count: number } {
-  const known = lastSkip.get(r);
-  if (known !== undefined && known.from === first.at && known.now === now) {
-    return { next: known.next, count: known.count };
-  }
-  let next: Occurrence | null = first;
-  let count = 0;
-  while (next !== null && next.at <= now && count < MAX_SKIP_STEPS) {
-    count++;
-    next = r.next(next.at);
-  }
-  if (next !== null && next.at <= now) next = r.next(now);
-  lastSkip.set(r, { from: first.at, now, next, count });
-  return { next, count };
+  return { schedule, job, missed: a.missed };
 }
 
 /** Longest `endedReason` kept (the error's message, cut). */
@@ -466,8 +397,12 @@ export function stepSeries(
     const { schedule, job } = step(read(), now, newId);
     return { kind: "advanced", schedule, job };
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    const reason = `the series could not be advanced: ${message}`;
-    return { kind: "broken", reason: reason.slice(0, MAX_ENDED_REASON) };
+    return { kind: "broken", reason: brokenReason(err) };
   }
+}
+
+/** The `endedReason` of a series ended because advancing it threw `err` (see stepSeries). */
+export function brokenReason(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return `the series could not be advanced: ${message}`.slice(0, MAX_ENDED_REASON);
 }
