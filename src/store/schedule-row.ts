@@ -156,48 +156,6 @@ export function scheduleToRow(s: Schedule): ScheduleRow {
   };
 }
 
-/**
- * A row read as an array in SCHEDULE_COLUMNS order (a raw statement), as the object: a
- * literal built in JavaScript costs far less than a driver setting 32 named properties per
- * row (a claim of 500 occurrences read its series in half the time raw).
- */
-export function scheduleRowOf(v: readonly unknown[]): ScheduleRow {
-  return {
-    id: v[0] as string,
-    tenant: v[1] as string,
-    key: v[2] as string | null,
-    rule_kind: v[3] as ScheduleRow["rule_kind"],
-    rule: v[4] as string,
-    time_zone: v[5] as string,
-    gap: v[6] as ScheduleRow["gap"],
-    overlap: v[7] as ScheduleRow["overlap"],
-    misfire: v[8] as MisfirePolicy,
-    misfire_limit: v[9] as number,
-    misfire_tolerance_ms: v[10] as number,
-    start_at: v[11] as number | null,
-    end_at: v[12] as number | null,
-    max_count: v[13] as number | null,
-    target: v[14] as string,
-    payload: v[15] as string,
-    target_options: v[16] as string | null,
-    max_attempts: v[17] as number,
-    expire_after_ms: v[18] as number | null,
-    state: v[19] as ScheduleState,
-    version: v[20] as number,
-    next_job_id: v[21] as string | null,
-    next_at: v[22] as number | null,
-    next_nominal: v[23] as string | null,
-    fired_count: v[24] as number,
-    missed_count: v[25] as number,
-    last_misfire_at: v[26] as number | null,
-    catch_up_fired: v[27] as number,
-    last_job_id: v[28] as string | null,
-    created_at: v[29] as number,
-    updated_at: v[30] as number,
-    ended_reason: v[31] as string | null,
-  };
-}
-
 /** The row's values in SCHEDULE_COLUMNS order (positional statements). */
 export function scheduleRowValues(r: ScheduleRow): unknown[] {
   return SCHEDULE_COLUMNS.map((c) => r[c]);

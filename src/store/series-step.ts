@@ -3,14 +3,15 @@ import { stepSeries, type Schedule } from "../core/series.js";
 import { rowToSchedule, type ScheduleRow } from "./schedule-row.js";
 
 /**
- * The series step of one claim, for the whole batch at once, as both stores run it in the
- * claim's transaction: the claim reads every claimed occurrence's series row in one
- * statement, this computes each next occurrence, and the store writes the series rows
- * (PostgreSQL in one statement of arrays; SQLite one positional UPDATE per row, cheaper
- * in-process than a statement of JSON rows) and the next occurrences in one insert. A batch
- * of 500 occurrences so costs one read, not a read and an update per occurrence (the profile
- * of bench/series.ts: 500 occurrences held the event loop 383 ms against 99 ms for 500
- * one-shot jobs). The series of one rule firing together share one next() (compile.ts).
+ * The series step of one claim, for the whole batch at once, in the claim's transaction.
+ * PostgreSQL reads every claimed occurrence's series row in one statement, this computes each
+ * next occurrence (stepClaimedSeries), and the store writes the series rows in one statement
+ * of arrays and the next occurrences in one insert. A batch of 500 occurrences so costs one
+ * read, not a read and an update per occurrence (the profile of bench/series.ts: 500
+ * occurrences held the event loop 383 ms against 99 ms for 500 one-shot jobs). SQLite steps
+ * the batch set-wise instead, a group of series that step alike at a time
+ * (stores/sqlite/series-advance.ts); both take the claimed occurrences from
+ * claimedOccurrences. The series of one rule firing together share one next() (compile.ts).
  */
 
 /** The ids of the claimed jobs that are occurrences, and the series they belong to. */

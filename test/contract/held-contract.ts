@@ -262,6 +262,31 @@ export function describeHeldContract(name: string, makeStore: () => Promise<Stor
       expect(await claimAll(T0 + 4 * HOUR)).toEqual([h1!.id, h2!.id].sort());
     });
 
+    it("a claim writes its series' next occurrence held when a pause covers it; the resume gives it back", async () => {
+      const FIRST = T0 + HOUR;
+      const NEXT = Date.UTC(2026, 2, 2, 9, 0, 0); // the rule's next 09:00 after FIRST
+      const record = dailySeries(newId(), T0, { template: { target: "mail" } });
+      const first = withNext(record, utcOccurrence(FIRST), newId, T0);
+      // the pending occurrence was written for another target: the pause of "mail" spares it
+      const pending = { ...first.job!, target: "sms" };
+      await store.schedulesInsert({ schedule: first.schedule, job: pending, now: T0 });
+      const p = await pauseAll({ target: "mail" });
+      expect(await claimAll(FIRST)).toEqual([pending.id]);
+      const advanced = (await store.scheduleGet({ id: record.id }))!;
+      expect(advanced).toMatchObject({ firedCount: 1, lastJobId: pending.id, nextAt: NEXT });
+      expect(await store.jobGet({ id: advanced.nextJobId! })).toMatchObject({
+        status: "pending",
+        target: "mail",
+        dueAt: NEXT,
+        scheduleId: record.id,
+        pausedBy: p.id,
+      });
+      expect(await heldCount(p.id)).toBe(1);
+      expect(await claimAll(NEXT)).toEqual([]);
+      await resumeAll(p.id, FIRST + HOUR);
+      expect(await claimAll(NEXT)).toEqual([advanced.nextJobId]);
+    });
+
     it("a series' change and delete cancel its held occurrence; the new one is held too", async () => {
       const FIRST = T0 + HOUR;
       const occurrence = utcOccurrence;

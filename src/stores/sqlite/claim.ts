@@ -3,7 +3,7 @@ import { bucketOf } from "../../core/buckets.js";
 import { BatchShare, claimNeedsShare, rotateTenants, type ClaimParams } from "../../store/store.js";
 import type { SqliteContext } from "./context.js";
 import { holdCovered } from "./held.js";
-import { advanceClaimed } from "./series.js";
+import { advanceClaimed } from "./series-advance.js";
 import { asClaimed, CounterDeltas, rowSeq, rowToJob, type JobTuple } from "./rows.js";
 
 /** A hot-index entry as read: [due_at, seq]. */
@@ -63,8 +63,9 @@ export function claimDue(ctx: SqliteContext, params: ClaimParams, cursor: Tenant
     );
     return job;
   });
+  // the series' next occurrences count in the same deltas: one write of each counter
+  advanceClaimed(ctx, jobs, params.now, () => ctx.newId(params.now), deltas);
   ctx.flush(deltas);
-  advanceClaimed(ctx, jobs, params.now, () => ctx.newId(params.now));
   return jobs.sort(byDue);
 }
 

@@ -52,6 +52,15 @@ export class SqliteContext {
     this.s.changesInsertFromJobs.run({ kind: c.kind, status: c.status, entries, at });
   }
 
+  /**
+   * recordJobs for the jobs inserted last in this transaction: every seq after `after` (a
+   * rowid range; see insert-statements.ts jobInsertRows), as they stand.
+   */
+  recordJobsAfter(c: { kind: ChangeKind; status: JobStatus }, after: number, at: number): void {
+    this.changes.flush(this.db);
+    this.s.changesInsertFromJobsAfter.run({ kind: c.kind, status: c.status, after, at });
+  }
+
   private idNow = 0;
   private readonly ids = createIdGenerator(() => this.idNow);
 

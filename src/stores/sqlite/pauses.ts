@@ -16,7 +16,7 @@ import { toPause, type PauseRow } from "../../store/pause-row.js";
 import { holdJobs, type Holdable } from "./held.js";
 import { tagsFromColumn } from "../../core/tags.js";
 import { CounterDeltas, rowToJob, type JobTuple } from "./rows.js";
-import { advanceClaimed } from "./series.js";
+import { advanceClaimed } from "./series-advance.js";
 
 /**
  * Pauses on SQLite (src/core/pause.ts says what they do). A held job keeps its `jobs` row and
@@ -158,11 +158,11 @@ function releaseStep(ctx: SqliteContext, pause: Pause, limit: number, now: numbe
     const change = { tenant: job.tenant, id: job.id, kind: "resumed" as const };
     ctx.record({ ...change, status: "pending", dueAt, attempts: job.attempts }, now);
   }
+  // An expired occurrence advances its series as a claim would, so the series goes on.
+  advanceClaimed(ctx, expired, now, () => ctx.newId(now), deltas);
   ctx.flush(deltas);
   if (seqs.length > 0) ctx.s.pauseHeldAdd.run({ id: pause.id, n: -seqs.length });
   if (seqs.length < limit) ctx.s.pauseResumed.run(pause.id);
-  // An expired occurrence advances its series as a claim would, so the series goes on.
-  advanceClaimed(ctx, expired, now, () => ctx.newId(now));
   return seqs.length;
 }
 

@@ -1,13 +1,6 @@
 import type { Job, NewJob } from "../../core/job.js";
 import { skipOccurrence, stepSeries, type Schedule } from "../../core/series.js";
-import {
-  rowToSchedule,
-  scheduleAdvanceValues,
-  scheduleRowOf,
-  scheduleToRow,
-  type ScheduleRow,
-} from "../../store/schedule-row.js";
-import { claimedOccurrences, stepClaimedSeries } from "../../store/series-step.js";
+import { rowToSchedule, scheduleToRow, type ScheduleRow } from "../../store/schedule-row.js";
 import type {
   ScheduleChangeResult,
   ScheduleDeleteParams,
@@ -81,35 +74,6 @@ export function deleteSchedule(ctx: SqliteContext, p: ScheduleDeleteParams): Sch
   if (current.nextJobId !== null) cancelJob(ctx, { id: current.nextJobId, now: p.now });
   ctx.s.scheduleDelete.run(current.id);
   return { outcome: "deleted", schedule: current };
-}
-
-/**
- * In the claim's transaction, for the whole batch (store/series-step.ts): the claimed
- * occurrences' series read in one statement (raw: tuples), each advanced (advanceSeries)
- * or, when it cannot be, ended with the reason (stepSeries), each series row's advance
- * columns written by primary key (scheduleAdvance: cheaper than one statement of JSON
- * rows) and the next occurrences inserted together. A job its series no longer names
- * advances nothing.
- */
-export function advanceClaimed(
-  ctx: SqliteContext,
-  jobs: readonly Job[],
-  now: number,
-  newId: () => string,
-): void {
-  const claimed = claimedOccurrences(jobs);
-  if (claimed === null) return;
-  const tuples = ctx.s.schedulesByIds.all(JSON.stringify(claimed.seriesIds)) as unknown[][];
-  const rows = tuples.map(scheduleRowOf);
-  const step = stepClaimedSeries(rows, claimed, now, newId);
-  for (const b of step.broken) {
-    ctx.s.scheduleBreak.run({ id: b.id, jobId: b.jobId, reason: b.reason, now });
-  }
-  for (const s of step.advanced) {
-    const values = scheduleAdvanceValues(s);
-    ctx.s.scheduleAdvance.run(...values.slice(1), values[0]);
-  }
-  if (step.jobs.length > 0) insertJobs(ctx, step.jobs, now);
 }
 
 /**

@@ -45,6 +45,11 @@ export const SQL = {
       error, at, walk_bucket)
     SELECT j.tenant, j.id, @kind, @status, j.due_at, j.attempts, NULL, @at, e.value ->> 1
     FROM json_each(@entries) e CROSS JOIN jobs j ON j.seq = e.value ->> 0 ORDER BY e.key`,
+  /** The same for the jobs after a seq (just inserted: a rowid range), in seq order; no walk_bucket. */
+  changesInsertFromJobsAfter: `INSERT INTO changes (tenant, job_id, kind, status, due_at,
+      attempts, error, at)
+    SELECT tenant, id, @kind, @status, due_at, attempts, NULL, @at
+    FROM jobs WHERE seq > @after ORDER BY seq`,
   /** The highest seq ever given (AUTOINCREMENT's own record; 0 before the first change). */
   changesHead: `SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'changes'), 0) AS seq`,
   /** A page after a position, up to the head read before it (primary key range). */
@@ -371,7 +376,7 @@ export const SQL = {
 /**
  * Statements run in raw mode (rows as arrays): those returning JOB_COLUMNS (see rows.ts),
  * the hot prefix, whose [due_at, seq] rows go back to claimRead as they are, and the
- * claim's read of its series (SCHEDULE_COLUMNS, store/schedule-row.ts scheduleRowOf).
+ * claim's read of its series in groups (series-advance.ts GroupTuple).
  */
 export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
   "hotDuePrefix",
@@ -389,7 +394,7 @@ export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
   "listClaimed",
   "listFinished",
   "tagPage",
-  "schedulesByIds",
+  "seriesStepGroups",
 ];
 
 /** The prepared statements of a store, by name. */
