@@ -9,9 +9,9 @@ import { rowToSchedule, type ScheduleRow } from "./schedule-row.js";
  * of arrays and the next occurrences in one insert. A batch of 500 occurrences so costs one
  * read, not a read and an update per occurrence (the profile of bench/series.ts: 500
  * occurrences held the event loop 383 ms against 99 ms for 500 one-shot jobs). SQLite steps
- * the batch set-wise instead, a group of series that step alike at a time
- * (stores/sqlite/series-advance.ts); both take the claimed occurrences from
- * claimedOccurrences. The series of one rule firing together share one next() (compile.ts).
+ * the series that step alike set-wise, a group at a time, and the others row by row
+ * (stores/sqlite/series-advance.ts). The series of one rule firing together share one next()
+ * (compile.ts).
  */
 
 /** The ids of the claimed jobs that are occurrences, and the series they belong to. */

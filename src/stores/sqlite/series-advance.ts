@@ -1,6 +1,5 @@
 import { shardOf } from "../../core/ids.js";
 import type { Job } from "../../core/job.js";
-import { pauseCovering } from "../../core/pause.js";
 import { ruleFromParts } from "../../core/recurrence/index.js";
 import {
   advanceStep,
@@ -9,28 +8,30 @@ import {
   type SeriesAdvance,
 } from "../../core/series-advance.js";
 import { brokenReason, recurrenceOf } from "../../core/series.js";
-import { claimedOccurrences } from "../../store/series-step.js";
 import type { SqliteContext } from "./context.js";
-import { activePauses, holdJobs, type Holdable } from "./held.js";
 import type { CounterDeltas } from "./rows.js";
+import { NextOccurrences } from "./series-occurrences.js";
+import { advanceRowWise } from "./series-rows.js";
 
 /**
- * A claim's series step on SQLite, for the whole batch, in the claim's transaction, set-wise:
- * the series whose pending occurrence was claimed are read as groups that step alike
- * (seriesStepGroups: the same rule, policy, pending time and tenant, so the same decision;
- * each group's ids in one JSON array), the decision is made once a group (advanceStep, the
- * decision advanceSeries makes), and each group is written by three statements: the series
- * rows (their counters moved in SQL), the next occurrences (their template copied from the
- * series row in SQL, never read into JavaScript) and their feed rows. Daily series due at
- * one instant share a rule, so a claim of 500 occurrences is a handful of statements, not
- * 500 updates and the rows' 24 columns read, decoded and bound back (a claim of 500 held the
- * event loop 17-21 ms against 8 ms for 500 one-shot jobs at 1M series).
+ * A claim's series step on SQLite, for the whole batch, in the claim's transaction. Series
+ * that step alike (the same rule, policy, pending time, tenant and target: daily series due
+ * at one instant) are stepped set-wise, a group at a time: read as one row of the group
+ * (seriesStepGroups), the decision made once (advanceStep, the decision advanceSeries makes),
+ * and written by two statements, the series rows (their counters moved in SQL) and the next
+ * occurrences (their template copied from the series row in SQL, never read into
+ * JavaScript). The others are stepped row-wise (series-rows.ts): a statement costs a few us
+ * besides its rows, and grouping rows that are all different costs more than reading them.
+ * Which series go which way is told from the claimed occurrences themselves (their tenant,
+ * target and due time, which their series share): a series alone in its kind goes row-wise.
+ * Both paths insert the next occurrences through NextOccurrences (counters, feed rows, hot
+ * index or pause).
  *
- * A job its series no longer names advances nothing (the read takes only series whose
+ * A job its series no longer names advances nothing (both reads take only series whose
  * `next_job_id` is a claimed job): its occurrence was claimed before (a re-claim after a
  * lease ran out) or the series moved on, so an occurrence is neither skipped nor written
- * twice whatever crashed when. A group whose rule cannot be used ends each of its series
- * with the reason, and the claim goes on.
+ * twice whatever crashed when. A series whose rule cannot be used ends with the reason, and
+ * the claim goes on.
  */
 export function advanceClaimed(
   ctx: SqliteContext,
@@ -39,11 +40,38 @@ export function advanceClaimed(
   newId: () => string,
   deltas: CounterDeltas,
 ): void {
-  const claimed = claimedOccurrences(jobs);
-  if (claimed === null) return;
+  const kinds = new Map<string, Job[]>();
+  for (const j of jobs) {
+    if (j.scheduleId === null) continue;
+    const kind = `${j.tenant}\u0000${j.target}\u0000${j.dueAt}`;
+    const same = kinds.get(kind);
+    if (same === undefined) kinds.set(kind, [j]);
+    else same.push(j);
+  }
+  if (kinds.size === 0) return;
+  const alone: Job[] = [];
+  const together: Job[] = [];
+  for (const same of kinds.values()) (same.length === 1 ? alone : together).push(...same);
+  const written = new NextOccurrences(ctx, now, deltas);
+  if (together.length > 0) advanceSetWise(ctx, together, now, newId, written);
+  if (alone.length > 0) {
+    const seriesIds = [...new Set(alone.map((j) => j.scheduleId!))];
+    advanceRowWise(ctx, seriesIds, new Set(alone.map((j) => j.id)), now, newId, written);
+  }
+  written.finish();
+}
+
+/** The series of `jobs` stepped set-wise, a group at a time (seriesStepGroups). */
+function advanceSetWise(
+  ctx: SqliteContext,
+  jobs: readonly Job[],
+  now: number,
+  newId: () => string,
+  written: NextOccurrences,
+): void {
   const groups = ctx.s.seriesStepGroups.all({
-    series: JSON.stringify(claimed.seriesIds),
-    jobs: JSON.stringify([...claimed.jobIds]),
+    series: JSON.stringify([...new Set(jobs.map((j) => j.scheduleId))]),
+    jobs: JSON.stringify(jobs.map((j) => j.id)),
   }) as GroupTuple[];
   for (const g of groups) {
     const ids = JSON.parse(g[G.ids]) as string[];
@@ -55,18 +83,39 @@ export function advanceClaimed(
       for (const id of ids) ctx.s.scheduleBreak.run({ id, reason, now });
       continue;
     }
-    const next = nextIds(ctx, ids, a.next === null ? null : newId);
-    ctx.s.seriesAdvanceGroup.run({
-      next,
-      state: a.next === null ? "ended" : "active",
-      nextAt: a.next?.at ?? null,
-      nominal: a.next?.key ?? null,
-      missed: a.missedCount,
-      lastMisfireAt: a.lastMisfireAt,
-      catchUp: a.catchUpFired,
+    const map = nextIds(ctx, ids, a.next === null ? null : newId);
+    ctx.s.seriesAdvanceGroup.run(
+      a.next === null ? "ended" : "active",
+      a.next?.at ?? null,
+      a.next?.key ?? null,
+      a.missedCount,
+      a.lastMisfireAt,
+      a.catchUpFired,
       now,
-    });
-    if (a.next !== null) insertGroup(ctx, g, a.next, next, now, deltas);
+      map,
+    );
+    if (a.next === null) continue;
+    const group = {
+      tenant: g[G.tenant],
+      target: g[G.target],
+      dueAt: a.next.at,
+      bucket: ctx.bucketOf(a.next.at),
+    };
+    const expire = occurrenceExpireAfterMs(
+      g[G.misfire],
+      g[G.expireAfterMs],
+      g[G.misfireToleranceMs],
+    );
+    const r = ctx.s.occurrencesInsert.run(
+      group.dueAt,
+      group.bucket,
+      expire,
+      now,
+      now,
+      a.next.key,
+      map,
+    );
+    written.inserted(group, Number(r.lastInsertRowid) - r.changes, r.changes);
   }
 }
 
@@ -117,7 +166,7 @@ const G = Object.freeze({
 /**
  * A series standing for its group in advanceStep: the group's decision fields, and the
  * counters that only pass through it at zero, so what it returns for them is what the claim
- * adds (missedCount: the missed to add; lastMisfireAt: now or null for "unchanged";
+ * adds (missedCount: the missed to add; lastMisfireAt: now, or null for "unchanged";
  * lastJobId is each row's own `next_job_id`, set in SQL). The count is the group's `ends`:
  * a first occurrence of a count of 1 ends exactly when fired_count + 1 >= max_count does.
  */
@@ -148,64 +197,21 @@ function ruleOf(g: GroupTuple) {
 }
 
 /**
- * The JSON object the group's statements take: each series id to [its next occurrence's job
- * id, that job's shard], or to null when the series ends. Built as text: ids are ULIDs,
- * nothing in them needs escaping.
+ * The JSON object a group's statements take (series-statements.ts NEXT_JOB_ID): each series
+ * id to its next occurrence's job id, or [job id, shard] on a file of several shards, or to
+ * null when the series ends. Built as text: ids are ULIDs, nothing in them needs escaping.
  */
 function nextIds(ctx: SqliteContext, ids: readonly string[], newId: (() => string) | null): string {
+  const shards = ctx.shardCount;
   let text = "{";
   for (let i = 0; i < ids.length; i++) {
-    text += i === 0 ? '"' : ',"';
+    text += `${i === 0 ? "" : ","}"${ids[i]!}":`;
     if (newId === null) {
-      text += `${ids[i]!}":null`;
+      text += "null";
     } else {
       const id = newId();
-      text += `${ids[i]!}":["${id}",${shardOf(id, ctx.shardCount)}]`;
+      text += shards === 1 ? `"${id}"` : `["${id}",${shardOf(id, shards)}]`;
     }
   }
   return `${text}}`;
-}
-
-/**
- * The group's next occurrences, one insert copying each series' template; then what insertJobs
- * does for a new job (none has a key, tags or callbacks: core/series.ts occurrenceJob): the
- * counters, a feed row each, and the hot index when their bucket is staged, or held when an
- * active pause covers them. Their seqs are the ones after `last - inserted` (seq is the
- * rowid: see insert-statements.ts jobInsertRows).
- */
-function insertGroup(
-  ctx: SqliteContext,
-  g: GroupTuple,
-  next: { readonly at: number; readonly key: string },
-  ids: string,
-  now: number,
-  deltas: CounterDeltas,
-): void {
-  const tenant = g[G.tenant];
-  const bucket = ctx.bucketOf(next.at);
-  const r = ctx.s.occurrencesInsert.run({
-    next: ids,
-    dueAt: next.at,
-    bucket,
-    nominal: next.key,
-    expireAfterMs: occurrenceExpireAfterMs(
-      g[G.misfire],
-      g[G.expireAfterMs],
-      g[G.misfireToleranceMs],
-    ),
-    now,
-  });
-  const n = r.changes;
-  const after = Number(r.lastInsertRowid) - n;
-  deltas.pending(bucket, tenant, n);
-  deltas.status(tenant, "pending", n);
-  ctx.recordJobsAfter({ kind: "scheduled", status: "pending" }, after, now);
-  const pause = pauseCovering(activePauses(ctx), { tenant, target: g[G.target] });
-  if (pause !== undefined) {
-    const rows = ctx.s.jobsSeqIdAfter.all(after) as { seq: number; id: string }[];
-    const held: Holdable[] = rows.map((j) => ({ ...j, tenant, dueAt: next.at, attempts: 0 }));
-    holdJobs(ctx, new Map([[pause.id, held]]), now);
-  } else if (ctx.isStaged(bucket)) {
-    ctx.s.hotInsertJobsAfter.run(after);
-  }
 }

@@ -2,13 +2,58 @@
  * The SQLite statements of recurring series (see series.ts), merged into statements.ts's SQL.
  * A series is one row of `schedules` (primary key id, a ULID: rows append in creation order).
  */
-import { SCHEDULE_COLUMNS } from "../../store/schedule-row.js";
+import { SCHEDULE_ADVANCE_COLUMNS, SCHEDULE_COLUMNS } from "../../store/schedule-row.js";
 
 const COLUMNS = SCHEDULE_COLUMNS.join(", ");
 const PLACEHOLDERS = SCHEDULE_COLUMNS.map((c) => `@${c}`).join(", ");
 const ASSIGN = SCHEDULE_COLUMNS.filter((c) => c !== "id")
   .map((c) => `${c} = @${c}`)
   .join(", ");
+
+/**
+ * The columns of a series the claim's row-wise step reads, in this order (seriesStepRows;
+ * series-rows.ts reads them by place): what advanceStep decides on, the rule, and the
+ * template a next occurrence is written from.
+ */
+export const SERIES_STEP_COLUMNS = [
+  "id",
+  "tenant",
+  "rule_kind",
+  "rule",
+  "time_zone",
+  "gap",
+  "overlap",
+  "start_at",
+  "end_at",
+  "misfire",
+  "misfire_limit",
+  "misfire_tolerance_ms",
+  "max_count",
+  "next_job_id",
+  "next_at",
+  "fired_count",
+  "missed_count",
+  "last_misfire_at",
+  "catch_up_fired",
+  "target",
+  "payload",
+  "target_options",
+  "max_attempts",
+  "expire_after_ms",
+] as const;
+
+/** The advance columns but the id (store/schedule-row.ts), each a parameter in order. */
+const ADVANCE_SET = SCHEDULE_ADVANCE_COLUMNS.filter((c) => c !== "id")
+  .map((c) => `${c} = ?`)
+  .join(", ");
+
+/**
+ * A series' next job in the JSON object of a claim's set-wise step (series-advance.ts
+ * nextIds), entry `n` of json_each: its id, or [id, shard] on a file of several shards.
+ * Plain ids keep the object half the size (SQLite parses it once per statement).
+ */
+const NEXT_JOB_ID = "CASE n.type WHEN 'array' THEN n.value ->> 0 ELSE n.value END";
+const NEXT_SHARD = "CASE n.type WHEN 'array' THEN n.value ->> 1 ELSE 0 END";
 
 export const SERIES_SQL = {
   /** A new series; the unique index schedules_key refuses a key its tenant already holds. */
@@ -20,12 +65,24 @@ export const SERIES_SQL = {
   /** Writes every column of a series read in the same transaction (primary key). */
   scheduleWrite: `UPDATE schedules SET ${ASSIGN} WHERE id = @id`,
   /**
-   * A claim's series step (series-advance.ts): the series of @series (a JSON array of ids)
-   * whose pending occurrence is one of @jobs (claimed job ids), in groups that step alike
-   * (GroupTuple's columns; `ends`: this occurrence reaches the count), each group's ids as
-   * a JSON array. One look-up per id on the primary key, whatever the number stored; the
-   * grouping sorts the batch's rows (a claim's worth) in SQLite, and JavaScript gets a few
-   * rows instead of 24 columns of each.
+   * A claim's row-wise series step (series-rows.ts): the series of a JSON array of ids, the
+   * SERIES_STEP_COLUMNS of each, one primary-key look-up per id whatever the number stored.
+   */
+  seriesStepRows: `SELECT ${SERIES_STEP_COLUMNS.join(", ")} FROM schedules
+    WHERE id IN (SELECT value FROM json_each(?))`,
+  /**
+   * The row-wise step's write of one series: its SCHEDULE_ADVANCE_COLUMNS but the id, in
+   * that order, then the id, by primary key (positional: named parameters cost about 1 us
+   * more a run). Its columns only, so no index entry moves.
+   */
+  scheduleAdvance: `UPDATE schedules SET ${ADVANCE_SET} WHERE id = ?`,
+  /**
+   * A claim's set-wise series step (series-advance.ts): the series of @series (a JSON array
+   * of ids) whose pending occurrence is one of @jobs (claimed job ids), in groups that step
+   * alike (GroupTuple's columns; `ends`: this occurrence reaches the count), each group's
+   * ids as a JSON array. One look-up per id on the primary key; the grouping sorts the rows
+   * (a claim's worth) in SQLite, and JavaScript gets a row a group instead of 24 columns of
+   * each series.
    */
   seriesStepGroups: `SELECT tenant, target, rule_kind, rule, time_zone, gap, overlap, start_at,
       end_at, misfire, misfire_limit, misfire_tolerance_ms, expire_after_ms, next_at,
@@ -36,34 +93,34 @@ export const SERIES_SQL = {
       AND next_job_id IN (SELECT value FROM json_each(@jobs))
     GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16`,
   /**
-   * A group's series advanced: @next maps each series id to [next job id, shard] (null when
-   * the series ends); the counters move in SQL (every SET reads the row as it was, so
-   * last_job_id takes the claimed occurrence's id), @lastMisfireAt null leaves it as it is.
-   * One primary-key look-up per entry; only advance columns change, so no index entry moves.
+   * A group's series advanced. Parameters in order: state, next_at, next_nominal, missed
+   * (added to missed_count), last_misfire_at (null: as it is), catch_up_fired, now, and the
+   * JSON object of each series id to its next job (NEXT_JOB_ID; null when it ends). The
+   * counters move in SQL; every SET reads the row as it was, so last_job_id takes the
+   * claimed occurrence's id. One primary-key look-up per entry; only advance columns change.
    */
-  seriesAdvanceGroup: `UPDATE schedules SET state = @state, next_job_id = n.value ->> 0,
-      next_at = @nextAt, next_nominal = @nominal, fired_count = fired_count + 1,
-      missed_count = missed_count + @missed,
-      last_misfire_at = coalesce(@lastMisfireAt, last_misfire_at), catch_up_fired = @catchUp,
-      last_job_id = next_job_id, updated_at = @now
-    FROM json_each(@next) AS n WHERE schedules.id = n.key`,
+  seriesAdvanceGroup: `UPDATE schedules SET state = ?, next_job_id = ${NEXT_JOB_ID},
+      next_at = ?, next_nominal = ?, fired_count = fired_count + 1,
+      missed_count = missed_count + ?, last_misfire_at = coalesce(?, last_misfire_at),
+      catch_up_fired = ?, last_job_id = next_job_id, updated_at = ?
+    FROM json_each(?) AS n WHERE schedules.id = n.key`,
   /**
-   * A group's next occurrences (the series of @next that go on), each job's template copied
-   * from its series row (core/series.ts occurrenceJob: no key, tags or callbacks). New rows
-   * take the next rowids (see insert-statements.ts jobInsertRows).
+   * A group's next occurrences, each job's template copied from its series row
+   * (core/series.ts occurrenceJob: no key, tags or callbacks). Parameters in order: due_at,
+   * bucket, expire_after_ms, now, now, nominal, and seriesAdvanceGroup's JSON object (the
+   * series that go on). New rows take the next rowids (insert-statements.ts jobInsertRows).
    */
-  occurrencesInsert: `INSERT INTO jobs (id, tenant, key, due_at, bucket, shard, payload, target,
-      target_options, max_attempts, expire_after_ms, created_at, updated_at, trace_context,
-      schedule_id, nominal, tags, callbacks, callback_of)
-    SELECT n.value ->> 0, s.tenant, NULL, @dueAt, @bucket, n.value ->> 1, s.payload, s.target,
-      s.target_options, s.max_attempts, @expireAfterMs, @now, @now, NULL, s.id, @nominal, NULL,
-      NULL, NULL
-    FROM json_each(@next) AS n JOIN schedules AS s ON s.id = n.key`,
-  /** The jobs just inserted, after a seq (a rowid range): held by a pause (rare). */
-  jobsSeqIdAfter: `SELECT seq, id FROM jobs WHERE seq > ? ORDER BY seq`,
-  /** The jobs just inserted, after a seq, into the hot index (their bucket is staged). */
-  hotInsertJobsAfter: `INSERT OR IGNORE INTO hot (due_at, seq, tenant)
-    SELECT due_at, seq, tenant FROM jobs WHERE seq > ?`,
+  occurrencesInsert: `INSERT INTO jobs (id, tenant, key, due_at, bucket, shard, payload,
+      target, target_options, max_attempts, expire_after_ms, created_at, updated_at,
+      trace_context, schedule_id, nominal, tags, callbacks, callback_of)
+    SELECT ${NEXT_JOB_ID}, s.tenant, NULL, ?, ?, ${NEXT_SHARD}, s.payload, s.target,
+      s.target_options, s.max_attempts, ?, ?, ?, NULL, s.id, ?, NULL, NULL, NULL
+    FROM json_each(?) AS n JOIN schedules AS s ON s.id = n.key`,
+  /** The jobs inserted in a rowid range (after, last]: held by a pause (rare). */
+  jobsSeqIdRange: `SELECT seq, id FROM jobs WHERE seq > ? AND seq <= ? ORDER BY seq`,
+  /** The jobs inserted in a rowid range (after, last], into the hot index (bucket staged). */
+  hotInsertJobsRange: `INSERT OR IGNORE INTO hot (due_at, seq, tenant)
+    SELECT due_at, seq, tenant FROM jobs WHERE seq > ? AND seq <= ?`,
   /**
    * A claim's series step for a series that cannot be advanced (its rule: series-advance.ts):
    * ended with the reason, the claimed occurrence (its pending one) counted as its last.

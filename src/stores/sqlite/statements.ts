@@ -376,7 +376,7 @@ export const SQL = {
 /**
  * Statements run in raw mode (rows as arrays): those returning JOB_COLUMNS (see rows.ts),
  * the hot prefix, whose [due_at, seq] rows go back to claimRead as they are, and the
- * claim's read of its series in groups (series-advance.ts GroupTuple).
+ * claim's reads of its series (series-advance.ts GroupTuple, series-rows.ts StepTuple).
  */
 export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
   "hotDuePrefix",
@@ -395,6 +395,7 @@ export const RAW_JOB_STATEMENTS: readonly (keyof typeof SQL)[] = [
   "listFinished",
   "tagPage",
   "seriesStepGroups",
+  "seriesStepRows",
 ];
 
 /** The prepared statements of a store, by name. */

@@ -1,0 +1,179 @@
+import { shardOf } from "../../core/ids.js";
+import { ruleFromParts, type Recurrence } from "../../core/recurrence/index.js";
+import {
+  advanceStep,
+  occurrenceExpireAfterMs,
+  type AdvanceFields,
+  type MisfirePolicy,
+  type SeriesAdvance,
+} from "../../core/series-advance.js";
+import { brokenReason, recurrenceOf } from "../../core/series.js";
+import type { SqliteContext } from "./context.js";
+import type { NextOccurrences } from "./series-occurrences.js";
+
+/**
+ * A claim's series step row by row (series-advance.ts sends here the series claimed with no
+ * other of their kind): each series read as one tuple of the columns its step needs
+ * (seriesStepRows, STEP_COLUMN_PLACES), advanced on them (advanceStep), its row's advance
+ * columns written by primary key, its next occurrence added to the claim's multi-row insert
+ * with the template as read (text, never decoded). Only series whose `next_job_id` is among
+ * `jobIds` advance.
+ */
+export function advanceRowWise(
+  ctx: SqliteContext,
+  seriesIds: readonly string[],
+  jobIds: ReadonlySet<string>,
+  now: number,
+  newId: () => string,
+  written: NextOccurrences,
+): void {
+  const rows = ctx.s.seriesStepRows.all(JSON.stringify(seriesIds)) as StepTuple[];
+  const rules = new RuleCache();
+  for (const t of rows) {
+    const pending = t[C.nextJobId];
+    if (pending === null || !jobIds.has(pending)) continue;
+    let a: SeriesAdvance;
+    try {
+      a = advanceStep(fieldsOf(t), t[C.expireAfterMs], () => rules.of(t), now);
+    } catch (err) {
+      ctx.s.scheduleBreak.run({ id: t[C.id], reason: brokenReason(err), now });
+      continue;
+    }
+    const jobId = a.next === null ? null : newId();
+    ctx.s.scheduleAdvance.run(
+      a.next === null ? "ended" : "active",
+      jobId,
+      a.next?.at ?? null,
+      a.next?.key ?? null,
+      a.firedCount,
+      a.missedCount,
+      a.lastMisfireAt,
+      a.catchUpFired,
+      a.lastJobId,
+      now,
+      t[C.id],
+    );
+    if (a.next === null || jobId === null) continue;
+    const group = {
+      tenant: t[C.tenant],
+      target: t[C.target],
+      dueAt: a.next.at,
+      bucket: ctx.bucketOf(a.next.at),
+      nominal: a.next.key,
+      expireAfterMs: occurrenceExpireAfterMs(
+        t[C.misfire],
+        t[C.expireAfterMs],
+        t[C.misfireToleranceMs],
+      ),
+    };
+    written.addRow(group, t[C.id], jobId, shardOf(jobId, ctx.shardCount), {
+      payload: t[C.payload],
+      targetOptions: t[C.targetOptions],
+      maxAttempts: t[C.maxAttempts],
+    });
+  }
+}
+
+/**
+ * Each column's place in a StepTuple: SERIES_STEP_COLUMNS' order (series-statements.ts; a
+ * test checks the two agree).
+ */
+export const STEP_COLUMN_PLACES = Object.freeze({
+  id: 0,
+  tenant: 1,
+  ruleKind: 2,
+  rule: 3,
+  timeZone: 4,
+  gap: 5,
+  overlap: 6,
+  startAt: 7,
+  endAt: 8,
+  misfire: 9,
+  misfireLimit: 10,
+  misfireToleranceMs: 11,
+  maxCount: 12,
+  nextJobId: 13,
+  nextAt: 14,
+  firedCount: 15,
+  missedCount: 16,
+  lastMisfireAt: 17,
+  catchUpFired: 18,
+  target: 19,
+  payload: 20,
+  targetOptions: 21,
+  maxAttempts: 22,
+  expireAfterMs: 23,
+});
+
+const C = STEP_COLUMN_PLACES;
+
+/** A series row as seriesStepRows reads it (raw). */
+type StepTuple = [
+  id: string,
+  tenant: string,
+  ruleKind: "cron" | "rrule",
+  rule: string,
+  timeZone: string,
+  gap: "skip" | "shift",
+  overlap: "first" | "both",
+  startAt: number | null,
+  endAt: number | null,
+  misfire: MisfirePolicy,
+  misfireLimit: number,
+  misfireToleranceMs: number,
+  maxCount: number | null,
+  nextJobId: string | null,
+  nextAt: number | null,
+  firedCount: number,
+  missedCount: number,
+  lastMisfireAt: number | null,
+  catchUpFired: number,
+  target: string,
+  payload: string,
+  targetOptions: string | null,
+  maxAttempts: number,
+  expireAfterMs: number | null,
+];
+
+function fieldsOf(t: StepTuple): AdvanceFields {
+  return {
+    misfire: t[C.misfire],
+    misfireLimit: t[C.misfireLimit],
+    misfireToleranceMs: t[C.misfireToleranceMs],
+    count: t[C.maxCount],
+    nextJobId: t[C.nextJobId],
+    nextAt: t[C.nextAt],
+    firedCount: t[C.firedCount],
+    missedCount: t[C.missedCount],
+    lastMisfireAt: t[C.lastMisfireAt],
+    catchUpFired: t[C.catchUpFired],
+  };
+}
+
+/**
+ * The compiled rule of a row, the last one kept: rows read together mostly share a rule, and
+ * comparing seven columns costs less than building the spec recurrenceOf compares.
+ */
+class RuleCache {
+  private last: { readonly t: StepTuple; readonly r: Recurrence } | null = null;
+
+  of(t: StepTuple): Recurrence {
+    const last = this.last;
+    if (last !== null && sameRuleColumns(last.t, t)) return last.r;
+    const r = recurrenceOf({
+      rule: ruleFromParts(t[C.ruleKind], t[C.rule]),
+      timeZone: t[C.timeZone],
+      gap: t[C.gap],
+      overlap: t[C.overlap],
+      startAt: t[C.startAt],
+      endAt: t[C.endAt],
+    });
+    this.last = { t, r };
+    return r;
+  }
+}
+
+function sameRuleColumns(a: StepTuple, b: StepTuple): boolean {
+  for (let i = C.ruleKind; i <= C.endAt; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
