@@ -69,10 +69,11 @@ function advanceSetWise(
   newId: () => string,
   written: NextOccurrences,
 ): void {
-  const groups = ctx.s.seriesStepGroups.all({
-    series: JSON.stringify([...new Set(jobs.map((j) => j.scheduleId))]),
-    jobs: JSON.stringify(jobs.map((j) => j.id)),
-  }) as GroupTuple[];
+  // series id to claimed job id, as text (ULIDs need no escaping); a series named twice (a
+  // re-claimed occurrence beside its pending one) matches on the job it names
+  let pairs = "{";
+  for (const j of jobs) pairs += `${pairs.length === 1 ? "" : ","}"${j.scheduleId!}":"${j.id}"`;
+  const groups = ctx.s.seriesStepGroups.all(`${pairs}}`) as GroupTuple[];
   for (const g of groups) {
     const ids = JSON.parse(g[G.ids]) as string[];
     let a: SeriesAdvance;

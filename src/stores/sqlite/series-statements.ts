@@ -77,20 +77,19 @@ export const SERIES_SQL = {
    */
   scheduleAdvance: `UPDATE schedules SET ${ADVANCE_SET} WHERE id = ?`,
   /**
-   * A claim's set-wise series step (series-advance.ts): the series of @series (a JSON array
-   * of ids) whose pending occurrence is one of @jobs (claimed job ids), in groups that step
-   * alike (GroupTuple's columns; `ends`: this occurrence reaches the count), each group's
-   * ids as a JSON array. One look-up per id on the primary key; the grouping sorts the rows
-   * (a claim's worth) in SQLite, and JavaScript gets a row a group instead of 24 columns of
-   * each series.
+   * A claim's set-wise series step (series-advance.ts): the series of a JSON object of
+   * series id to claimed job id, each only while that job is its pending occurrence, in
+   * groups that step alike (GroupTuple's columns; `ends`: this occurrence reaches the count),
+   * each group's ids as a JSON array. One look-up per entry on the primary key; the grouping
+   * sorts the rows (a claim's worth) in SQLite, and JavaScript gets a row a group instead of
+   * 24 columns of each series. (The pairs cost ~0.35 us a series less than `id IN` one array
+   * and `next_job_id IN` another, isolated.)
    */
   seriesStepGroups: `SELECT tenant, target, rule_kind, rule, time_zone, gap, overlap, start_at,
       end_at, misfire, misfire_limit, misfire_tolerance_ms, expire_after_ms, next_at,
       catch_up_fired, max_count IS NOT NULL AND fired_count + 1 >= max_count AS ends,
-      json_group_array(id) AS ids
-    FROM schedules
-    WHERE id IN (SELECT value FROM json_each(@series))
-      AND next_job_id IN (SELECT value FROM json_each(@jobs))
+      json_group_array(s.id) AS ids
+    FROM json_each(?) AS p JOIN schedules AS s ON s.id = p.key AND s.next_job_id = p.value
     GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16`,
   /**
    * A group's series advanced. Parameters in order: state, next_at, next_nominal, missed
