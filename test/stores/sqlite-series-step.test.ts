@@ -1,3 +1,4 @@
+import Database from "better-sqlite3";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseChangeCursor } from "../../src/core/change.js";
@@ -72,6 +73,59 @@ describe("the SQLite claim's series step", () => {
         const feed = await store.changesRead({ after: parseChangeCursor(head), limit: 100 });
         expect(feed.changes.filter((c) => c.kind === "scheduled")).toHaveLength(11);
         expect(await store.jobsCountByStatus({})).toMatchObject({ pending: 11, claimed: 11 });
+      } finally {
+        await store.close();
+      }
+    });
+  }
+  // core/series.ts stepSeries: a series the claim cannot advance, its rule or its row (a
+  // template that no longer decodes), ends with the reason and the claim goes on. Copied into
+  // the next occurrence instead, the template would make that job's claim throw, and every
+  // claim after it, for every tenant of the file.
+  for (const together of [false, true]) {
+    it(`ends a series whose stored template does not decode (${together ? "set-wise" : "row-wise"})`, async () => {
+      const path = join(dir.path, `s${n++}.db`);
+      const store = new SqliteStore({ path });
+      try {
+        const newId = createIdGenerator(() => T0);
+        const made = Array.from({ length: together ? 3 : 1 }, () =>
+          withNext(dailySeries(newId(), T0), utcOccurrence(FIRST), newId, T0),
+        );
+        for (const m of made) {
+          await store.schedulesInsert({ schedule: m.schedule, job: m.job, now: T0 });
+        }
+        const bad = made[0]!.schedule.id;
+        const side = new Database(path);
+        try {
+          side.prepare("UPDATE schedules SET payload = '{not json' WHERE id = ?").run(bad);
+          expect(await claimAllDue(store, FIRST)).toHaveLength(made.length);
+          // read raw: the series' template no longer decodes (scheduleGet would throw)
+          const ended = side
+            .prepare(
+              `SELECT state, next_job_id, next_at, fired_count, last_job_id, ended_reason
+              FROM schedules WHERE id = ?`,
+            )
+            .get(bad) as Record<string, unknown>;
+          expect(ended).toMatchObject({
+            state: "ended",
+            next_job_id: null,
+            next_at: null,
+            fired_count: 1,
+            last_job_id: made[0]!.job!.id,
+          });
+          expect(ended.ended_reason).toMatch(/^the series could not be advanced: .*JSON/);
+        } finally {
+          side.close();
+        }
+        for (const m of made.slice(1)) {
+          expect(await store.scheduleGet({ id: m.schedule.id })).toMatchObject({
+            state: "active",
+            firedCount: 1,
+            nextAt: NEXT,
+          });
+        }
+        // the next day's claim goes on
+        expect(await claimAllDue(store, NEXT)).toHaveLength(made.length - 1);
       } finally {
         await store.close();
       }

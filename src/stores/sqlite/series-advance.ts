@@ -53,22 +53,33 @@ export function advanceClaimed(
   const together: Job[] = [];
   for (const same of kinds.values()) (same.length === 1 ? alone : together).push(...same);
   const written = new NextOccurrences(ctx, now, deltas);
-  if (together.length > 0) advanceSetWise(ctx, together, now, newId, written);
-  if (alone.length > 0) {
-    const seriesIds = [...new Set(alone.map((j) => j.scheduleId!))];
-    advanceRowWise(ctx, seriesIds, new Set(alone.map((j) => j.id)), now, newId, written);
+  // series whose template json_valid refused go row-wise, which decodes it (templateBreak)
+  const undecoded = together.length > 0 ? advanceSetWise(ctx, together, now, newId, written) : [];
+  if (alone.length > 0 || undecoded.length > 0) {
+    const seriesIds = new Set(alone.map((j) => j.scheduleId!));
+    const jobIds = new Set(alone.map((j) => j.id));
+    if (undecoded.length > 0) {
+      const retried = new Set(undecoded);
+      for (const id of undecoded) seriesIds.add(id);
+      for (const j of together) if (retried.has(j.scheduleId!)) jobIds.add(j.id);
+    }
+    advanceRowWise(ctx, [...seriesIds], jobIds, now, newId, written);
   }
   written.finish();
 }
 
-/** The series of `jobs` stepped set-wise, a group at a time (seriesStepGroups). */
+/**
+ * The series of `jobs` stepped set-wise, a group at a time (seriesStepGroups). Returns the
+ * series of groups whose template SQLite could not decode, left for the row-wise step.
+ */
 function advanceSetWise(
   ctx: SqliteContext,
   jobs: readonly Job[],
   now: number,
   newId: () => string,
   written: NextOccurrences,
-): void {
+): string[] {
+  const undecoded: string[] = [];
   // series id to claimed job id, as text (ULIDs need no escaping); a series named twice (a
   // re-claimed occurrence beside its pending one) matches on the job it names
   let pairs = "{";
@@ -76,6 +87,10 @@ function advanceSetWise(
   const groups = ctx.s.seriesStepGroups.all(`${pairs}}`) as GroupTuple[];
   for (const g of groups) {
     const ids = JSON.parse(g[G.ids]) as string[];
+    if (g[G.decodes] !== 1) {
+      undecoded.push(...ids);
+      continue;
+    }
     let a: SeriesAdvance;
     try {
       a = advanceStep(representative(g), g[G.expireAfterMs], () => recurrenceOf(ruleOf(g)), now);
@@ -118,6 +133,7 @@ function advanceSetWise(
     );
     written.inserted(group, Number(r.lastInsertRowid) - r.changes, r.changes);
   }
+  return undecoded;
 }
 
 /** A group as seriesStepGroups reads it (raw), in its column order. */
@@ -139,6 +155,8 @@ type GroupTuple = [
   catchUpFired: number,
   /** 1 when the claimed occurrence is the series' last by its count. */
   ends: number,
+  /** 1 when the template decodes (series-statements.ts DECODES). */
+  decodes: number | null,
   /** The group's series ids, a JSON array. */
   ids: string,
 ];
@@ -161,7 +179,8 @@ const G = Object.freeze({
   nextAt: 13,
   catchUpFired: 14,
   ends: 15,
-  ids: 16,
+  decodes: 16,
+  ids: 17,
 });
 
 /**

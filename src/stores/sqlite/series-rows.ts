@@ -10,6 +10,7 @@ import {
 import { brokenReason, recurrenceOf } from "../../core/series.js";
 import type { SqliteContext } from "./context.js";
 import type { NextOccurrences } from "./series-occurrences.js";
+import { SERIES_STEP_COLUMNS } from "./series-statements.js";
 
 /**
  * A claim's series step row by row (series-advance.ts sends here the series claimed with no
@@ -32,6 +33,13 @@ export function advanceRowWise(
   for (const t of rows) {
     const pending = t[C.nextJobId];
     if (pending === null || !jobIds.has(pending)) continue;
+    if (t[DECODES] !== 1) {
+      const reason = templateBreak(t[C.payload], t[C.targetOptions]);
+      if (reason !== null) {
+        ctx.s.scheduleBreak.run({ id: t[C.id], reason, now });
+        continue;
+      }
+    }
     let a: SeriesAdvance;
     try {
       a = advanceStep(fieldsOf(t), t[C.expireAfterMs], () => rules.of(t), now);
@@ -106,6 +114,24 @@ export const STEP_COLUMN_PLACES = Object.freeze({
 });
 
 const C = STEP_COLUMN_PLACES;
+/** A StepTuple's last place: seriesStepRows' `decodes` (series-statements.ts DECODES). */
+const DECODES = SERIES_STEP_COLUMNS.length;
+
+/**
+ * The endedReason of a series whose template does not decode, or null when it does: the
+ * per-row step read the series (rowToSchedule: payload, then target_options) before anything
+ * else, so such a series ended whatever its count or rule, and no occurrence that could not
+ * be claimed was written. Asked only when SQLite's json_valid refused it (rare).
+ */
+export function templateBreak(payload: string, targetOptions: string | null): string | null {
+  try {
+    JSON.parse(payload);
+    if (targetOptions !== null) JSON.parse(targetOptions);
+    return null;
+  } catch (err) {
+    return brokenReason(err);
+  }
+}
 
 /** A series row as seriesStepRows reads it (raw). */
 type StepTuple = [
@@ -133,6 +159,8 @@ type StepTuple = [
   targetOptions: string | null,
   maxAttempts: number,
   expireAfterMs: number | null,
+  /** DECODES: 1 when the template decodes. */
+  decodes: number | null,
 ];
 
 function fieldsOf(t: StepTuple): AdvanceFields {

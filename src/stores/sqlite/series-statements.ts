@@ -55,6 +55,14 @@ const ADVANCE_SET = SCHEDULE_ADVANCE_COLUMNS.filter((c) => c !== "id")
 const NEXT_JOB_ID = "CASE n.type WHEN 'array' THEN n.value ->> 0 ELSE n.value END";
 const NEXT_SHARD = "CASE n.type WHEN 'array' THEN n.value ->> 1 ELSE 0 END";
 
+/**
+ * 1 when a series' template (payload, target_options) is JSON that decodes: the step copies
+ * it into the next occurrence as text, where a job that does not decode would make every
+ * claim reaching it throw. Not 1 (rare): series-rows.ts templateBreak decodes it in JavaScript
+ * as the per-row step did (SQLite's parser also refuses nesting deeper than 1000).
+ */
+const DECODES = "json_valid(payload) AND (target_options IS NULL OR json_valid(target_options))";
+
 export const SERIES_SQL = {
   /** A new series; the unique index schedules_key refuses a key its tenant already holds. */
   scheduleInsert: `INSERT INTO schedules (${COLUMNS}) VALUES (${PLACEHOLDERS})`,
@@ -66,9 +74,10 @@ export const SERIES_SQL = {
   scheduleWrite: `UPDATE schedules SET ${ASSIGN} WHERE id = @id`,
   /**
    * A claim's row-wise series step (series-rows.ts): the series of a JSON array of ids, the
-   * SERIES_STEP_COLUMNS of each, one primary-key look-up per id whatever the number stored.
+   * SERIES_STEP_COLUMNS of each and DECODES last, one primary-key look-up per id whatever the
+   * number stored.
    */
-  seriesStepRows: `SELECT ${SERIES_STEP_COLUMNS.join(", ")} FROM schedules
+  seriesStepRows: `SELECT ${SERIES_STEP_COLUMNS.join(", ")}, ${DECODES} AS decodes FROM schedules
     WHERE id IN (SELECT value FROM json_each(?))`,
   /**
    * The row-wise step's write of one series: its SCHEDULE_ADVANCE_COLUMNS but the id, in
@@ -79,7 +88,8 @@ export const SERIES_SQL = {
   /**
    * A claim's set-wise series step (series-advance.ts): the series of a JSON object of
    * series id to claimed job id, each only while that job is its pending occurrence, in
-   * groups that step alike (GroupTuple's columns; `ends`: this occurrence reaches the count),
+   * groups that step alike (GroupTuple's columns; `ends`: this occurrence reaches the count;
+   * `decodes`: DECODES),
    * each group's ids as a JSON array. One look-up per entry on the primary key; the grouping
    * sorts the rows (a claim's worth) in SQLite, and JavaScript gets a row a group instead of
    * 24 columns of each series. (The pairs cost ~0.35 us a series less than `id IN` one array
@@ -88,9 +98,9 @@ export const SERIES_SQL = {
   seriesStepGroups: `SELECT tenant, target, rule_kind, rule, time_zone, gap, overlap, start_at,
       end_at, misfire, misfire_limit, misfire_tolerance_ms, expire_after_ms, next_at,
       catch_up_fired, max_count IS NOT NULL AND fired_count + 1 >= max_count AS ends,
-      json_group_array(s.id) AS ids
+      ${DECODES} AS decodes, json_group_array(s.id) AS ids
     FROM json_each(?) AS p JOIN schedules AS s ON s.id = p.key AND s.next_job_id = p.value
-    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16`,
+    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17`,
   /**
    * A group's series advanced. Parameters in order: state, next_at, next_nominal, missed
    * (added to missed_count), last_misfire_at (null: as it is), catch_up_fired, now, and the
@@ -121,7 +131,8 @@ export const SERIES_SQL = {
   hotInsertJobsRange: `INSERT OR IGNORE INTO hot (due_at, seq, tenant)
     SELECT due_at, seq, tenant FROM jobs WHERE seq > ? AND seq <= ?`,
   /**
-   * A claim's series step for a series that cannot be advanced (its rule: series-advance.ts):
+   * A claim's series step for a series that cannot be advanced (its rule, or a template that
+   * does not decode: series-advance.ts, series-rows.ts templateBreak):
    * ended with the reason, the claimed occurrence (its pending one) counted as its last.
    * Rare: one statement per series.
    */
