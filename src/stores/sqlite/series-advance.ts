@@ -80,10 +80,12 @@ function advanceSetWise(
   written: NextOccurrences,
 ): string[] {
   const undecoded: string[] = [];
-  // series id to claimed job id, as text (ULIDs need no escaping); a series named twice (a
-  // re-claimed occurrence beside its pending one) matches on the job it names
+  // series id to claimed job id, as text; a series named twice (a re-claimed occurrence
+  // beside its pending one) matches on the job it names
   let pairs = "{";
-  for (const j of jobs) pairs += `${pairs.length === 1 ? "" : ","}"${j.scheduleId!}":"${j.id}"`;
+  for (const j of jobs) {
+    pairs += `${pairs.length === 1 ? "" : ","}${JSON.stringify(j.scheduleId)}:${JSON.stringify(j.id)}`;
+  }
   const groups = ctx.s.seriesStepGroups.all(`${pairs}}`) as GroupTuple[];
   for (const g of groups) {
     const ids = JSON.parse(g[G.ids]) as string[];
@@ -219,13 +221,14 @@ function ruleOf(g: GroupTuple) {
 /**
  * The JSON object a group's statements take (series-statements.ts NEXT_JOB_ID): each series
  * id to its next occurrence's job id, or [job id, shard] on a file of several shards, or to
- * null when the series ends. Built as text: ids are ULIDs, nothing in them needs escaping.
+ * null when the series ends. Built as text (each stored id quoted by JSON.stringify; the new
+ * ids are ULIDs made here).
  */
 function nextIds(ctx: SqliteContext, ids: readonly string[], newId: (() => string) | null): string {
   const shards = ctx.shardCount;
   let text = "{";
   for (let i = 0; i < ids.length; i++) {
-    text += `${i === 0 ? "" : ","}"${ids[i]!}":`;
+    text += `${i === 0 ? "" : ","}${JSON.stringify(ids[i]!)}:`;
     if (newId === null) {
       text += "null";
     } else {
