@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { ManualClock } from "../../src/core/clock.js";
+import { ManualClock, settle } from "../../src/core/clock.js";
 import type { Logger } from "../../src/core/logger.js";
 import { PartitionMaintenance } from "../../src/stores/postgres/partition-maintenance.js";
 import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
@@ -83,6 +83,22 @@ function observe<L extends { runOnce(now?: number): Promise<unknown> }>(
   return seen;
 }
 
+/**
+ * A ManualClock whose `advance` waits, before each timer and at its end, for the passes of
+ * `loops` in flight (heartbeats over the network) and then lets their next timers be set:
+ * with only a few turns of the event loop, a heartbeat still waiting for the server when the
+ * step ended set its next timer from the step's end instead of its own time, and under load
+ * the heartbeats drifted past the adoption bound (seen in CI: 4,309 ms against 4,100).
+ */
+function loopClock(loops: readonly { settled: Promise<unknown> }[]): ManualClock {
+  return new ManualClock(T0, {
+    settle: async () => {
+      await Promise.all(loops.map((l) => l.settled));
+      await settle();
+    },
+  });
+}
+
 /** Moves `clock` on by `ms` and waits for the one pass of `loop` that this brings due. */
 async function step<R>(clock: ManualClock, loop: { passes: { next(): Promise<R> } }, ms: number) {
   const pass = loop.passes.next();
@@ -93,8 +109,9 @@ async function step<R>(clock: ManualClock, loop: { passes: { next(): Promise<R> 
 describe("shard leases on the engine's clock", () => {
   it("heartbeats on the manual clock and adopts a dead node's shards once its lease has run out, not before", async () => {
     const store = await open({ shardCount: 24 });
-    const clockA = new ManualClock(T0);
-    const clockB = new ManualClock(T0);
+    const nodes: { settled: Promise<unknown> }[] = [];
+    const clockA = loopClock(nodes);
+    const clockB = loopClock(nodes);
     // Death here is a stopped clock, which no liveness lock sees (its session lives on):
     // the heartbeats alone, and no NOTIFY-driven beats outside the manual clock.
     const node = (id: string, clock: ManualClock) =>
@@ -110,6 +127,7 @@ describe("shard leases on the engine's clock", () => {
       );
     const a = node("a", clockA);
     const b = node("b", clockB);
+    nodes.push(a, b);
     try {
       await a.start(); // the first heartbeat is done when start() resolves
       expect(a.owned()).toHaveLength(24);
