@@ -192,7 +192,7 @@ export class Engine {
       loops: this.loops,
       ...(deps.onOperationProgress === undefined ? {} : { onProgress: deps.onOperationProgress }),
       onMoved: (dueAt) => this.wakeFor(dueAt),
-      quietFor: (ms) => this.wheel.quietFor(ms),
+      quietFor: (ms) => this.wheel.quietForUnlessDense(ms),
     });
     this.pauseKeeper = this.store.pauses
       ? new PauseKeeper({

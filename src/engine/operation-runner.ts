@@ -52,8 +52,9 @@ export interface OperationRunnerDeps {
    */
   readonly onMoved?: (dueAt: number) => void;
   /**
-   * The timing wheel's WheelDriver.quietFor: a batch that would hold the event loop when
-   * the wheel next fires runs right after that fire instead. Default: never waits.
+   * The timing wheel's WheelDriver.quietForUnlessDense: a batch that would hold the event
+   * loop when the wheel next fires runs right after that fire instead, unless the wheel fires
+   * more often than the batch lasts. Default: never waits.
    */
   readonly quietFor?: (ms: number) => Promise<void> | null;
 }

@@ -59,3 +59,23 @@ it("a wait ends when the wheel is drained", async () => {
   expect(over).toBe(true);
   expect(wheel.quietFor(10_000)).toBeNull();
 });
+
+it("does not make work wait for the next fire while the wheel fires more often than it lasts", async () => {
+  const clock = new ManualClock(T0);
+  const fired: string[] = [];
+  const dense = driver(clock, fired);
+  // jobs due every 10 ms: after two fires the wheel is known to fire every 10 ms
+  dense.add([0, 1, 2, 3, 4].map((i) => job(`d${i}`, T0 + 10 + 10 * i)));
+  await clock.advanceTo(T0 + 20);
+  expect(fired).toEqual(["d0@10", "d1@20"]);
+  expect(dense.quietFor(32)).not.toBeNull(); // the fire at +30 is within 32 ms
+  expect(dense.quietForUnlessDense(32)).toBeNull(); // but waiting for it buys nothing
+  expect(dense.quietForUnlessDense(10)).not.toBeNull(); // work no longer than the gap still waits
+  // a wheel that fired 1 s apart makes 32 ms of work wait for its next fire
+  const sparse = driver(clock, fired);
+  sparse.add([job("s0", T0 + 1020), job("s1", T0 + 2020), job("s2", T0 + 2040)]);
+  await clock.advanceTo(T0 + 2020);
+  expect(sparse.quietForUnlessDense(32)).not.toBeNull();
+  dense.drain();
+  sparse.drain();
+});
