@@ -181,7 +181,8 @@ export const DEFAULT_MISFIRE_LIMIT = 100;
 /** Default `misfireToleranceMs` of `skip`: one minute late still fires. */
 export const DEFAULT_MISFIRE_TOLERANCE_MS = 60_000;
 
-type RecurrenceFields = Pick<
+/** The fields of a series that make its rule (what recurrenceOf compiles). */
+export type RecurrenceFields = Pick<
   Schedule,
   "rule" | "timeZone" | "gap" | "overlap" | "startAt" | "endAt"
 >;

@@ -1,6 +1,5 @@
 import { shardOf } from "../../core/ids.js";
 import type { Job } from "../../core/job.js";
-import { ruleFromParts } from "../../core/recurrence/index.js";
 import {
   advanceStep,
   occurrenceExpireAfterMs,
@@ -11,7 +10,7 @@ import { brokenReason, recurrenceOf } from "../../core/series.js";
 import type { SqliteContext } from "./context.js";
 import type { CounterDeltas } from "./rows.js";
 import { NextOccurrences } from "./series-occurrences.js";
-import { advanceRowWise } from "./series-rows.js";
+import { advanceRowWise, ruleFieldsAt } from "./series-rows.js";
 
 /**
  * A claim's series step on SQLite, for the whole batch, in the claim's transaction. Series
@@ -95,7 +94,12 @@ function advanceSetWise(
     }
     let a: SeriesAdvance;
     try {
-      a = advanceStep(representative(g), g[G.expireAfterMs], () => recurrenceOf(ruleOf(g)), now);
+      a = advanceStep(
+        representative(g),
+        g[G.expireAfterMs],
+        () => recurrenceOf(ruleFieldsAt(g, G.ruleKind)),
+        now,
+      );
     } catch (err) {
       const reason = brokenReason(err);
       for (const id of ids) ctx.s.scheduleBreak.run({ id, reason, now });
@@ -204,17 +208,6 @@ function representative(g: GroupTuple) {
     missedCount: 0,
     lastMisfireAt: null,
     catchUpFired: g[G.catchUpFired],
-  };
-}
-
-function ruleOf(g: GroupTuple) {
-  return {
-    rule: ruleFromParts(g[G.ruleKind], g[G.rule]),
-    timeZone: g[G.timeZone],
-    gap: g[G.gap],
-    overlap: g[G.overlap],
-    startAt: g[G.startAt],
-    endAt: g[G.endAt],
   };
 }
 

@@ -7,7 +7,7 @@ import {
   type MisfirePolicy,
   type SeriesAdvance,
 } from "../../core/series-advance.js";
-import { brokenReason, recurrenceOf } from "../../core/series.js";
+import { brokenReason, recurrenceOf, type RecurrenceFields } from "../../core/series.js";
 import type { SqliteContext } from "./context.js";
 import type { NextOccurrences } from "./series-occurrences.js";
 import { SERIES_STEP_COLUMNS } from "./series-statements.js";
@@ -188,17 +188,26 @@ class RuleCache {
   of(t: StepTuple): Recurrence {
     const last = this.last;
     if (last !== null && sameRuleColumns(last.t, t)) return last.r;
-    const r = recurrenceOf({
-      rule: ruleFromParts(t[C.ruleKind], t[C.rule]),
-      timeZone: t[C.timeZone],
-      gap: t[C.gap],
-      overlap: t[C.overlap],
-      startAt: t[C.startAt],
-      endAt: t[C.endAt],
-    });
+    const r = recurrenceOf(ruleFieldsAt(t, C.ruleKind));
     this.last = { t, r };
     return r;
   }
+}
+
+/**
+ * The rule of a raw series row whose seven rule columns (rule_kind, rule, time_zone, gap,
+ * overlap, start_at, end_at) stand in that order from `at`: the row-wise read's and the
+ * set-wise groups' (series-advance.ts) alike.
+ */
+export function ruleFieldsAt(t: readonly unknown[], at: number): RecurrenceFields {
+  return {
+    rule: ruleFromParts(t[at] as "cron" | "rrule", t[at + 1] as string),
+    timeZone: t[at + 2] as string,
+    gap: t[at + 3] as RecurrenceFields["gap"],
+    overlap: t[at + 4] as RecurrenceFields["overlap"],
+    startAt: t[at + 5] as number | null,
+    endAt: t[at + 6] as number | null,
+  };
 }
 
 function sameRuleColumns(a: StepTuple, b: StepTuple): boolean {
